@@ -1,0 +1,31 @@
+"""The ``rummyguard`` command: thin typer commands over the packages.
+
+Each command lives in its own module under ``cli/`` and is registered here. Errors a
+user can cause are printed as one clear line (see :func:`rummyguard.cli.common.fail`),
+never as a traceback.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from . import schema_cmd
+
+app = typer.Typer(
+    name="rummyguard",
+    help=(
+        "Event-sourced replay and anti-fraud analytics for online rummy.\n\n"
+        "Store a platform's event log (ingest, verify-log, export, sql), replay any game "
+        "to settle a dispute (verify, replay), and scan the log for collusion and unfair "
+        "play (simulate, scan, flags, eval)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command("schema")(schema_cmd.schema)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,29 @@
+"""``rummyguard schema``: the JSON Schema of every event type and version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import typer
+
+from ..events.models import event_json_schemas
+from .common import print_json
+
+
+def schema(
+    out: Path = typer.Option(
+        None, "--out", "-o", help="Write one file per type/version into this folder."
+    ),
+) -> None:
+    """Print (or write) the JSON Schema of every event type and version of EVENTS.md."""
+    schemas = event_json_schemas()
+    if out is None:
+        print_json(schemas)
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for name, body in schemas.items():
+        (out / f"{name}.schema.json").write_bytes(
+            orjson.dumps(body, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+        )
+    typer.echo(f"wrote {len(schemas)} schemas to {out}")

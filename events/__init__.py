@@ -1,0 +1,1 @@
+"""The event log: cards, event models and versions, upcasting, hashing, the store."""
