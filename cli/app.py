@@ -24,6 +24,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+@app.callback()
+def _root() -> None:
+    """Keeps rummyguard a command group even while it has a single command."""
+
+
 app.command("schema")(schema_cmd.schema)
 
 
