@@ -1,0 +1,809 @@
+"""Ingest: JSON Lines -> validated, hash-checked rows in the store, or quarantine.
+
+The pipeline has two stages with different needs:
+
+1. **Decode** (:func:`decode_lines`, pure and stateless per line, so it can run in
+   worker processes): parse with orjson, validate against the contract, prepare the
+   canonical bytes the hash chain needs.
+2. **Sequence and write** (:class:`Sequencer`, :func:`ingest_files`; stateful, in the
+   process that owns the store): decide per event *stored / duplicate / quarantined*
+   against the store's chain heads, then write one batch in one transaction.
+
+Every line read ends in exactly one of three places, so a summary always satisfies
+``read = stored + duplicates + quarantined`` (see :class:`IngestSummary`).
+
+Validation has a fast path (:func:`_fast_valid`): a hand check of the envelope with the
+bounds of :mod:`.models` and the pydantic payload model of the event's type/version. It
+only ever *accepts*; anything it does not accept goes to :func:`validate_event`, the
+authority, which either accepts it too or names the precise reason. A test holds the two
+to the same verdict on every fixture.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from multiprocessing import get_context
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import orjson
+import pyarrow as pa
+from pydantic import ValidationError
+
+from .hashing import canonical
+from .models import (
+    CURRENT_VERSION,
+    GENESIS_HASH,
+    MAX_ID,
+    PAYLOADS,
+    SYSTEM_ACTOR,
+    SYSTEM_TYPE_NAMES,
+    EventError,
+    validate_event,
+)
+from .upcast import upcast
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from .store import EventStore
+
+#: Every quarantine reason code, with what it means (shown by ``ingest`` and in docs/sql.md).
+REASONS: dict[str, str] = {
+    "not_json": "the line is not valid JSON (or not UTF-8, or empty)",
+    "not_object": "the line is JSON but not an object",
+    "unknown_type": "the `type` is not in the catalog",
+    "future_version": "the `v` is newer than this project knows",
+    "invalid": "a field is missing, extra, mistyped, out of bounds, a bad card or timestamp",
+    "bad_actor": "a system event not by `system`, or a player event by `system`",
+    "conflict_event_id": "the event_id is already stored with other content",
+    "conflict_seq": "the (game_id, seq) is already taken by another event",
+    "sequence_gap": "the seq is past the game's next free seq (an earlier event is missing)",
+    "chain_mixed": "the game mixes producer-chained and unchained events",
+    "chain_break": "prev_hash is not the hash of the game's previous event",
+    "bad_hash": "hash does not match the event's content",
+}
+
+#: The envelope keys of EVENTS.md; the fast path accepts exactly these.
+_REQUIRED = frozenset({"event_id", "game_id", "seq", "type", "v", "ts", "actor", "payload"})
+_OPTIONAL = frozenset({"prev_hash", "hash"})
+_ALLOWED = _REQUIRED | _OPTIONAL
+_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_MAX_SEQ = 10_000_000
+_PREV_KEY = b'"prev_hash":"'
+_SORT = orjson.OPT_SORT_KEYS
+
+DEFAULT_BATCH_LINES = 50_000
+CHUNK_LINES = 5_000
+
+
+# --- stage 1: decode ------------------------------------------------------------------
+def _fast_valid(obj: Any) -> bool:
+    """True only if ``obj`` certainly passes :func:`validate_event` (never a false True).
+
+    Why: the pydantic envelope model costs ~4x the payload model on this machine, and
+    ingest must keep up with the parse floor. Everything not plainly valid falls back to
+    the authority for its verdict and reason.
+    """
+    if type(obj) is not dict or not obj.keys() >= _REQUIRED or not obj.keys() <= _ALLOWED:
+        return False
+    type_name = obj["type"]
+    version = obj["v"]
+    model = PAYLOADS.get((type_name, version)) if type(version) is int else None
+    if model is None:
+        return False
+    event_id, game_id, actor, ts, seq = (
+        obj["event_id"], obj["game_id"], obj["actor"], obj["ts"], obj["seq"],
+    )
+    if not (
+        type(event_id) is str and 0 < len(event_id) <= MAX_ID
+        and type(game_id) is str and 0 < len(game_id) <= MAX_ID
+        and type(actor) is str and 0 < len(actor) <= MAX_ID
+        and type(seq) is int and 0 <= seq <= _MAX_SEQ
+        and type(ts) is str and _TS.fullmatch(ts)
+        and type(obj["payload"]) is dict
+    ):
+        return False
+    for key in ("prev_hash", "hash"):
+        value = obj.get(key)
+        if value is not None and not (type(value) is str and _HEX64.fullmatch(value)):
+            return False
+    if (type_name in SYSTEM_TYPE_NAMES) != (actor == SYSTEM_ACTOR):
+        return False
+    try:
+        datetime.fromisoformat(ts)
+        model.model_validate(obj["payload"])
+    except (ValueError, ValidationError):
+        return False
+    return True
+
+
+def check_event(obj: Any) -> None:
+    """Raise :class:`EventError` with the precise reason unless ``obj`` is a valid event."""
+    if not _fast_valid(obj):
+        validate_event(obj)
+
+
+def parse_line(line: bytes) -> dict[str, Any]:
+    """One JSONL line -> a valid event dict, or :class:`EventError` (reason code set)."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        detail = "empty line" if not line.strip() else f"not JSON: {exc}"
+        raise EventError("not_json", detail) from None
+    check_event(obj)
+    return obj
+
+
+def _canonical(value: dict[str, Any]) -> bytes:
+    """JCS bytes; orjson's output is already JCS whenever it is pure ASCII (no
+    non-ASCII keys to order by UTF-16), and validated events hold no floats."""
+    out = orjson.dumps(value, option=_SORT)
+    return out if out.isascii() else canonical(value)
+
+
+@dataclass(slots=True)
+class Decoded:
+    """Columnar result of decoding a chunk of lines (cheap to pickle between processes).
+
+    ``errors`` holds ``(index, reason, detail)`` for bad lines; the other lists are
+    aligned with ``idx`` (the index of each valid line in the chunk). ``mode`` is
+    ``producer`` (both hash fields), ``ingest`` (neither) or ``half`` (one of them).
+    For producer events ``hash_ok`` says whether the declared hash matches the
+    content; for unchained ones ``head``/``tail`` are the canonical bytes around the
+    ``prev_hash`` value, so the chain hash is ``sha256(head + prev + tail)``.
+    """
+
+    n: int = 0
+    errors: list[tuple[int, str, str]] = field(default_factory=list)
+    idx: list[int] = field(default_factory=list)
+    event_id: list[str] = field(default_factory=list)
+    game_id: list[str] = field(default_factory=list)
+    seq: list[int] = field(default_factory=list)
+    type: list[str] = field(default_factory=list)
+    v: list[int] = field(default_factory=list)
+    ts: list[str] = field(default_factory=list)
+    actor: list[str] = field(default_factory=list)
+    payload: list[str] = field(default_factory=list)
+    up_payload: list[str | None] = field(default_factory=list)
+    up_v: list[int | None] = field(default_factory=list)
+    prev_hash: list[str | None] = field(default_factory=list)
+    hash: list[str | None] = field(default_factory=list)
+    mode: list[str] = field(default_factory=list)
+    hash_ok: list[bool] = field(default_factory=list)
+    head: list[bytes] = field(default_factory=list)
+    tail: list[bytes] = field(default_factory=list)
+
+
+def decode_lines(lines: Sequence[bytes]) -> Decoded:
+    """Parse, validate and prepare hashing for a chunk of lines (no store access)."""
+    out = Decoded(n=len(lines))
+    errors = out.errors
+    for i, line in enumerate(lines):
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            detail = "empty line" if not line.strip() else f"not JSON: {exc}"
+            errors.append((i, "not_json", detail))
+            continue
+        if not _fast_valid(obj):
+            try:
+                validate_event(obj)
+            except EventError as exc:
+                errors.append((i, exc.reason, exc.detail))
+                continue
+        _add_valid(out, i, obj)
+    return out
+
+
+def _add_valid(out: Decoded, i: int, obj: dict[str, Any]) -> None:
+    type_name = obj["type"]
+    version = obj["v"]
+    prev = obj.get("prev_hash")
+    declared = obj.get("hash")
+    out.idx.append(i)
+    out.event_id.append(obj["event_id"])
+    out.game_id.append(obj["game_id"])
+    out.seq.append(obj["seq"])
+    out.type.append(type_name)
+    out.v.append(version)
+    out.ts.append(obj["ts"])
+    out.actor.append(obj["actor"])
+    out.payload.append(orjson.dumps(obj["payload"]).decode())
+    if version < CURRENT_VERSION[type_name]:
+        lifted = upcast(obj)
+        out.up_payload.append(orjson.dumps(lifted["payload"]).decode())
+        out.up_v.append(lifted["v"])
+    else:
+        out.up_payload.append(None)
+        out.up_v.append(None)
+    out.prev_hash.append(prev)
+    out.hash.append(declared)
+    if prev is not None and declared is not None:
+        body = {k: val for k, val in obj.items() if k != "hash"}
+        out.mode.append("producer")
+        out.hash_ok.append(hashlib.sha256(_canonical(body)).hexdigest() == declared)
+        out.head.append(b"")
+        out.tail.append(b"")
+    elif prev is None and declared is None:
+        body = {k: val for k, val in obj.items() if k != "hash"}
+        body["prev_hash"] = GENESIS_HASH
+        canon = _canonical(body)
+        # The top-level prev_hash is the last such key: only seq/ts/type/v follow it.
+        at = canon.rfind(_PREV_KEY) + len(_PREV_KEY)
+        out.mode.append("ingest")
+        out.hash_ok.append(True)
+        out.head.append(canon[:at])
+        out.tail.append(canon[at + 64 :])
+    else:
+        out.mode.append("half")
+        out.hash_ok.append(False)
+        out.head.append(b"")
+        out.tail.append(b"")
+
+
+# --- reading files --------------------------------------------------------------------
+class _Source:
+    """A JSONL file (plain or gzip) read as raw lines, with the bytes consumed so far
+    (of the file on disk, so a progress bar works for .gz too)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.size = path.stat().st_size
+        self._raw: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed in close()
+        magic = self._raw.read(2)
+        self._raw.seek(0)
+        self._stream: IO[bytes] = (
+            gzip.GzipFile(fileobj=self._raw, mode="rb")  # type: ignore[assignment]
+            if magic == b"\x1f\x8b" else self._raw
+        )
+
+    def position(self) -> int:
+        return self._raw.tell()
+
+    def lines(self) -> Iterator[bytes]:
+        """Each line without its ``\\n`` terminator (a final line without one counts)."""
+        for line in self._stream:
+            yield line[:-1] if line.endswith(b"\n") else line
+
+    def close(self) -> None:
+        self._stream.close()
+        self._raw.close()
+
+    def __enter__(self) -> _Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_jsonl_events(
+    path: str | Path,
+) -> Iterator[tuple[int, str, dict[str, Any] | EventError]]:
+    """Read a JSONL file (plain or gzip) without a store.
+
+    Yields ``(line_no, raw_text, event)`` per line, 1-based; ``event`` is the validated
+    event dict as written (not upcast), or the :class:`EventError` that says why the
+    line is not one (``not_json``, ``not_object``, ``unknown_type``, ...).
+    """
+    with _Source(Path(path)) as src:
+        for line_no, line in enumerate(src.lines(), start=1):
+            raw = line.decode("utf-8", errors="replace")
+            try:
+                yield line_no, raw, parse_line(line)
+            except EventError as exc:
+                yield line_no, raw, exc
+
+
+# --- stage 2: sequence ------------------------------------------------------------------
+@dataclass(slots=True)
+class Head:
+    """A game's chain head: the next free seq, the last hash, who chained it."""
+
+    next_seq: int = 0
+    last_hash: str = GENESIS_HASH
+    chained_by: str | None = None  # "producer" | "ingest" | None (no event yet)
+
+
+@dataclass(slots=True)
+class Quarantined:
+    index: int  # the line's index in the batch
+    reason: str
+    detail: str
+    event_id: str | None = None
+    game_id: str | None = None
+    seq: int | None = None
+
+
+@dataclass(slots=True)
+class Plan:
+    """What one batch does: rows to insert (as columns), duplicates, quarantine."""
+
+    rows: dict[str, list[Any]]
+    duplicates: int
+    quarantined: list[Quarantined]
+    changed: dict[str, Head]
+    stored_index: list[int]
+
+
+class Sequencer:
+    """Decides, in input order, what happens to each decoded event, against the chain
+    heads of the store (cached for the run) and the event_ids already stored."""
+
+    def __init__(self) -> None:
+        self.heads: dict[str, Head] = {}
+
+    def forget(self, game_ids: Iterable[str]) -> None:
+        """Drop cached heads (after a failed transaction, the store is the truth)."""
+        for game_id in game_ids:
+            self.heads.pop(game_id, None)
+
+    def _load_heads(self, con: duckdb.DuckDBPyConnection, game_ids: Iterable[str]) -> None:
+        missing = sorted({g for g in game_ids if g not in self.heads})
+        if not missing:
+            return
+        ids = pa.table({"game_id": pa.array(missing, pa.string())})
+        rows = con.execute(
+            "SELECT c.game_id, c.next_seq, c.last_hash, c.chained_by FROM store.games_chain c "
+            "SEMI JOIN ids ON c.game_id = ids.game_id"
+        ).fetchall()
+        for game_id in missing:
+            self.heads[game_id] = Head()
+        for game_id, next_seq, last_hash, chained_by in rows:
+            self.heads[game_id] = Head(next_seq, last_hash, chained_by)
+
+    @staticmethod
+    def _stored_by_id(
+        con: duckdb.DuckDBPyConnection, event_ids: list[str]
+    ) -> dict[str, tuple[str, int, str]]:
+        if not event_ids:
+            return {}
+        ids = pa.table({"event_id": pa.array(event_ids, pa.string())})
+        rows = con.execute(
+            "SELECT e.event_id, e.game_id, e.seq, e.raw FROM store.events e "
+            "SEMI JOIN ids ON e.event_id = ids.event_id"
+        ).fetchall()
+        return {eid: (gid, seq, raw) for eid, gid, seq, raw in rows}
+
+    def plan(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        dec: Decoded,
+        lines: Sequence[bytes],
+    ) -> Plan:
+        """Decide every line of a decoded batch (``lines`` are its raw bytes)."""
+        self._load_heads(con, dec.game_id)
+        stored = self._stored_by_id(con, dec.event_id)
+        heads = self.heads
+        before = {g: Head(h.next_seq, h.last_hash, h.chained_by)
+                  for g in set(dec.game_id) for h in (heads[g],)}
+        quarantined = [Quarantined(i, r, d) for i, r, d in dec.errors]
+        accepted: dict[str, int] = {}  # event_id -> line index, for in-batch duplicates
+        keep: list[int] = []  # positions in dec of stored events
+        row_prev: list[str] = []
+        row_hash: list[str] = []
+        duplicates = 0
+        sha256 = hashlib.sha256
+        for k, index in enumerate(dec.idx):
+            event_id = dec.event_id[k]
+            game_id = dec.game_id[k]
+            seq = dec.seq[k]
+            other = stored.get(event_id)
+            if other is not None or event_id in accepted:
+                other_raw = other[2].encode() if other is not None else lines[accepted[event_id]]
+                if _same_content(other_raw, lines[index]):
+                    duplicates += 1
+                else:
+                    where = (f"game {other[0]!r} seq {other[1]}" if other is not None
+                             else "earlier in this batch")
+                    quarantined.append(Quarantined(
+                        index, "conflict_event_id",
+                        f"event_id {event_id!r} is already stored ({where}) with other content",
+                        event_id, game_id, seq))
+                continue
+            head = heads[game_id]
+            reason = detail = None
+            mode = dec.mode[k]
+            if seq < head.next_seq:
+                reason = "conflict_seq"
+                detail = f"game {game_id!r} already has an event at seq {seq}"
+            elif seq > head.next_seq:
+                reason = "sequence_gap"
+                detail = f"game {game_id!r}: expected seq {head.next_seq}, got {seq}"
+            elif mode == "half":
+                reason = "chain_mixed"
+                detail = "only one of prev_hash/hash is present"
+            elif head.chained_by is not None and mode != head.chained_by:
+                reason = "chain_mixed"
+                detail = (f"game {game_id!r} is chained by {head.chained_by} but seq {seq} "
+                          + ("has hash fields" if mode == "producer" else "has no hash fields"))
+            elif mode == "producer":
+                if not dec.hash_ok[k]:
+                    reason = "bad_hash"
+                    detail = f"seq {seq}: hash does not match the event's content"
+                elif dec.prev_hash[k] != head.last_hash:
+                    reason = "chain_break"
+                    detail = (f"seq {seq}: prev_hash {dec.prev_hash[k]!s:.12}… is not the hash "
+                              f"of seq {seq - 1} ({head.last_hash:.12}…)")
+            if reason is not None:
+                quarantined.append(Quarantined(index, reason, detail or "", event_id, game_id, seq))
+                continue
+            if mode == "producer":
+                new_hash = dec.hash[k]
+                row_prev.append(dec.prev_hash[k])  # type: ignore[arg-type]
+            else:
+                new_hash = sha256(dec.head[k] + head.last_hash.encode() + dec.tail[k]).hexdigest()
+                row_prev.append(head.last_hash)
+            row_hash.append(new_hash)  # type: ignore[arg-type]
+            head.next_seq = seq + 1
+            head.last_hash = new_hash  # type: ignore[assignment]
+            head.chained_by = mode
+            accepted[event_id] = index
+            keep.append(k)
+        changed = {g: heads[g] for g, h in before.items()
+                   if (h.next_seq, h.last_hash) != (heads[g].next_seq, heads[g].last_hash)}
+        self._before = before
+        rows = {
+            "event_id": [dec.event_id[k] for k in keep],
+            "game_id": [dec.game_id[k] for k in keep],
+            "seq": [dec.seq[k] for k in keep],
+            "type": [dec.type[k] for k in keep],
+            "v": [dec.v[k] for k in keep],
+            "ts_text": [dec.ts[k] for k in keep],
+            "actor": [dec.actor[k] for k in keep],
+            "payload": [dec.payload[k] for k in keep],
+            "up_payload": [dec.up_payload[k] for k in keep],
+            "up_v": [dec.up_v[k] for k in keep],
+            "prev_hash": row_prev,
+            "hash": row_hash,
+        }
+        quarantined.sort(key=lambda q: q.index)
+        return Plan(rows, duplicates, quarantined, changed, [dec.idx[k] for k in keep])
+
+    def rollback(self) -> None:
+        """Restore the heads changed by the last :meth:`plan` (its batch did not commit)."""
+        for game_id, head in getattr(self, "_before", {}).items():
+            self.heads[game_id] = head
+
+
+def _same_content(a: bytes, b: bytes) -> bool:
+    """Same event? Compares canonical forms, so whitespace and key order do not matter."""
+    if a == b:
+        return True
+    try:
+        return canonical(orjson.loads(a)) == canonical(orjson.loads(b))
+    except (orjson.JSONDecodeError, ValueError):
+        return False
+
+
+# --- writing a batch --------------------------------------------------------------------
+_EVENT_TYPES = {
+    "event_id": pa.string(), "game_id": pa.string(), "seq": pa.int32(), "type": pa.string(),
+    "v": pa.int32(), "ts_text": pa.string(), "actor": pa.string(), "payload": pa.string(),
+    "up_payload": pa.string(), "up_v": pa.int32(), "prev_hash": pa.string(),
+    "hash": pa.string(), "raw": pa.string(),
+}
+
+
+def write_plan(
+    con: duckdb.DuckDBPyConnection,
+    plan: Plan,
+    lines: Sequence[bytes],
+    *,
+    source: str,
+    first_line: int,
+    started: float,
+) -> int:
+    """Write one planned batch (inside the caller's transaction); returns its batch_id."""
+    batch_id: int = con.execute("SELECT nextval('store.batch_seq')").fetchone()[0]  # type: ignore[index]
+    n_stored = len(plan.stored_index)
+    if n_stored:
+        cols = dict(plan.rows)
+        cols["raw"] = [lines[i].decode() for i in plan.stored_index]
+        rows = pa.table({k: pa.array(cols[k], t) for k, t in _EVENT_TYPES.items()})
+        con.register("_rg_rows", rows)
+        try:
+            con.execute(
+                "INSERT INTO store.events (event_id, game_id, seq, type, v, ts, ts_text, actor, "
+                "payload, up_payload, up_v, prev_hash, hash, raw, batch_id) "
+                "SELECT event_id, game_id, seq, type, v, CAST(ts_text AS TIMESTAMP), ts_text, "
+                "actor, payload, up_payload, up_v, prev_hash, hash, raw, ? FROM _rg_rows",
+                [batch_id],
+            )
+        finally:
+            con.unregister("_rg_rows")
+    if plan.changed:
+        heads = pa.table({
+            "game_id": pa.array(list(plan.changed), pa.string()),
+            "chained_by": pa.array([h.chained_by for h in plan.changed.values()], pa.string()),
+            "next_seq": pa.array([h.next_seq for h in plan.changed.values()], pa.int32()),
+            "last_hash": pa.array([h.last_hash for h in plan.changed.values()], pa.string()),
+        })
+        con.register("_rg_heads", heads)
+        try:
+            con.execute(
+                "INSERT INTO store.games_chain (game_id, chained_by, next_seq, last_hash, batch_id) "
+                "SELECT game_id, chained_by, next_seq, last_hash, ? FROM _rg_heads "
+                "ON CONFLICT (game_id) DO UPDATE SET next_seq = excluded.next_seq, "
+                "last_hash = excluded.last_hash, batch_id = excluded.batch_id",
+                [batch_id],
+            )
+        finally:
+            con.unregister("_rg_heads")
+    if plan.quarantined:
+        raws = [lines[q.index] for q in plan.quarantined]
+        qt = pa.table({
+            "source": pa.array([source] * len(raws), pa.string()),
+            "line_no": pa.array([first_line + q.index for q in plan.quarantined], pa.int64()),
+            "reason": pa.array([q.reason for q in plan.quarantined], pa.string()),
+            "detail": pa.array([q.detail for q in plan.quarantined], pa.string()),
+            "raw": pa.array([r.decode("utf-8", errors="replace") for r in raws], pa.string()),
+            "raw_bytes": pa.array(raws, pa.binary()),
+            "raw_sha256": pa.array([hashlib.sha256(r).hexdigest() for r in raws], pa.string()),
+            "event_id": pa.array([q.event_id for q in plan.quarantined], pa.string()),
+            "game_id": pa.array([q.game_id for q in plan.quarantined], pa.string()),
+            "seq": pa.array([q.seq for q in plan.quarantined], pa.int64()),
+        })
+        con.register("_rg_quarantine", qt)
+        try:
+            con.execute(
+                "INSERT INTO store.quarantine (source, line_no, reason, detail, raw, raw_bytes, "
+                "raw_sha256, event_id, game_id, seq, batch_id, received_at) "
+                "SELECT source, line_no, reason, detail, raw, raw_bytes, raw_sha256, event_id, "
+                "game_id, seq, ?, now()::TIMESTAMP FROM _rg_quarantine ON CONFLICT DO NOTHING",
+                [batch_id],
+            )
+        finally:
+            con.unregister("_rg_quarantine")
+    con.execute(
+        "INSERT INTO store.ingest_batches (batch_id, source, first_line, last_line, lines_read, "
+        "stored, duplicates, quarantined, started_at, committed_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, make_timestamp(?::BIGINT), now()::TIMESTAMP)",
+        [batch_id, source, first_line, first_line + len(lines) - 1, len(lines), n_stored,
+         plan.duplicates, len(plan.quarantined), int(started * 1_000_000)],
+    )
+    return batch_id
+
+
+# --- the driver --------------------------------------------------------------------------
+@dataclass
+class IngestSummary:
+    """Counts of one ingest run; ``read == stored + duplicates + quarantined`` always."""
+
+    read: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    files: dict[str, dict[str, int]] = field(default_factory=dict)
+    batches: int = 0
+    seconds: float = 0.0
+
+    def add(self, source: str, lines: int, plan: Plan) -> None:
+        per = self.files.setdefault(
+            source, {"read": 0, "stored": 0, "duplicates": 0, "quarantined": 0})
+        for target in (self, per):
+            if isinstance(target, IngestSummary):
+                target.read += lines
+                target.stored += len(plan.stored_index)
+                target.duplicates += plan.duplicates
+                target.quarantined += len(plan.quarantined)
+            else:
+                target["read"] += lines
+                target["stored"] += len(plan.stored_index)
+                target["duplicates"] += plan.duplicates
+                target["quarantined"] += len(plan.quarantined)
+        for q in plan.quarantined:
+            self.reasons[q.reason] = self.reasons.get(q.reason, 0) + 1
+        self.batches += 1
+
+    @property
+    def balanced(self) -> bool:
+        return self.read == self.stored + self.duplicates + self.quarantined
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "read": self.read, "stored": self.stored, "duplicates": self.duplicates,
+            "quarantined": self.quarantined, "reasons": dict(sorted(self.reasons.items())),
+            "files": self.files, "batches": self.batches, "seconds": round(self.seconds, 3),
+            "balanced": self.balanced,
+        }
+
+
+#: ``progress(source, bytes_done, bytes_total, summary)`` after every committed batch.
+Progress = Callable[[str, int, int, IngestSummary], None]
+
+
+def commit_batch(
+    store: EventStore,
+    seqr: Sequencer,
+    dec: Decoded,
+    lines: Sequence[bytes],
+    *,
+    source: str,
+    first_line: int,
+    summary: IngestSummary,
+) -> None:
+    """Plan and write one batch in one transaction; on any failure nothing of it stays."""
+    started = time.time()
+    con = store.con
+    con.execute("BEGIN TRANSACTION")
+    try:
+        plan = seqr.plan(con, dec, lines)
+        write_plan(con, plan, lines, source=source, first_line=first_line, started=started)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        seqr.rollback()
+        raise
+    summary.add(source, len(lines), plan)
+
+
+def _watch_parent(parent: int) -> None:
+    """Worker initializer: exit when the ingesting process dies (even by SIGKILL), so no
+    orphan keeps a core busy."""
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(0)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def default_workers(total_bytes: int) -> int:
+    """Decode in worker processes only when the input is big enough to pay their start-up."""
+    if total_bytes < 32 * 1024 * 1024:
+        return 0
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _chunks(src: _Source, size: int) -> Iterator[list[bytes]]:
+    chunk: list[bytes] = []
+    for line in src.lines():
+        chunk.append(line)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _merge(parts: list[Decoded]) -> Decoded:
+    if len(parts) == 1:
+        return parts[0]
+    out = Decoded()
+    names = [f for f in Decoded.__slots__ if f not in ("n", "errors", "idx")]  # type: ignore[attr-defined]
+    for part in parts:
+        base = out.n
+        out.errors.extend((base + i, r, d) for i, r, d in part.errors)
+        out.idx.extend(base + i for i in part.idx)
+        for name in names:
+            getattr(out, name).extend(getattr(part, name))
+        out.n += part.n
+    return out
+
+
+def ingest_files(
+    store: EventStore,
+    paths: Sequence[str | Path],
+    *,
+    batch_lines: int = DEFAULT_BATCH_LINES,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> IngestSummary:
+    """Ingest JSONL files (plain or gzip) into ``store``: one transaction per batch.
+
+    ``workers`` decode processes (``None``: chosen by input size, 0: decode inline).
+    A crash between batches leaves every committed batch whole and nothing of the
+    others; ingesting the same files again completes the store exactly (committed
+    events come back as duplicates).
+    """
+    files = [Path(p) for p in paths]
+    summary = IngestSummary()
+    t0 = time.perf_counter()
+    if workers is None:
+        workers = default_workers(sum(p.stat().st_size for p in files))
+    chunk = min(CHUNK_LINES, batch_lines)
+    pool = None
+    if workers > 0:
+        pool = ProcessPoolExecutor(
+            workers, mp_context=get_context("spawn"),
+            initializer=_watch_parent, initargs=(os.getpid(),),
+        )
+    seqr = Sequencer()
+    try:
+        for path in files:
+            source = str(path.resolve())
+            with _Source(path) as src:
+                _ingest_source(store, seqr, src, source, batch_lines, chunk, pool,
+                               workers, summary, progress)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _ingest_source(
+    store: EventStore,
+    seqr: Sequencer,
+    src: _Source,
+    source: str,
+    batch_lines: int,
+    chunk: int,
+    pool: ProcessPoolExecutor | None,
+    workers: int,
+    summary: IngestSummary,
+    progress: Progress | None,
+) -> None:
+    pending: deque[tuple[list[bytes], Future[Decoded] | Decoded, int]] = deque()
+    batch_parts: list[Decoded] = []
+    batch_lines_acc: list[bytes] = []
+    first_line = 1
+    next_line = 1
+
+    def flush() -> None:
+        nonlocal first_line
+        if not batch_lines_acc:
+            return
+        commit_batch(store, seqr, _merge(batch_parts), batch_lines_acc, source=source,
+                     first_line=first_line, summary=summary)
+        first_line += len(batch_lines_acc)
+        batch_parts.clear()
+        batch_lines_acc.clear()
+
+    def take() -> None:
+        lines, fut, pos = pending.popleft()
+        dec = fut.result() if isinstance(fut, Future) else fut
+        batch_parts.append(dec)
+        batch_lines_acc.extend(lines)
+        if len(batch_lines_acc) >= batch_lines:
+            flush()
+            if progress is not None:
+                progress(source, pos, src.size, summary)
+
+    for lines in _chunks(src, chunk):
+        next_line += len(lines)
+        work: Future[Decoded] | Decoded = (
+            pool.submit(decode_lines, lines) if pool is not None else decode_lines(lines)
+        )
+        pending.append((lines, work, src.position()))
+        while len(pending) > (2 * workers + 1 if pool is not None else 0):
+            take()
+    while pending:
+        take()
+    flush()
+    if progress is not None:
+        progress(source, src.size, src.size, summary)
+
+
+def ingest_lines(
+    store: EventStore,
+    lines: Sequence[bytes],
+    *,
+    source: str = "<lines>",
+    batch_lines: int = DEFAULT_BATCH_LINES,
+) -> IngestSummary:
+    """Ingest raw JSONL lines already in memory (tests, small feeds), inline."""
+    summary = IngestSummary()
+    t0 = time.perf_counter()
+    seqr = Sequencer()
+    for start in range(0, len(lines), batch_lines):
+        part = list(lines[start : start + batch_lines])
+        commit_batch(store, seqr, decode_lines(part), part, source=source,
+                     first_line=start + 1, summary=summary)
+    summary.seconds = time.perf_counter() - t0
+    return summary

@@ -1,0 +1,376 @@
+"""The replayer: a pure fold of one game's events into state, results and findings.
+
+``replay(events) -> GameRecord``. The same events always give the same record, bit
+for bit: no clock, no randomness, no dict-order dependence. A violation is recorded
+and the move applied as the platform applied it; a break the state cannot follow
+(C-HOLD: a card that is not where the event says) halts the game with an
+``integrity`` finding.
+
+The engine owns what all variants share: the envelope (one game, ``seq`` 0, 1, 2...,
+the hash chain), connections, and the platform's claims — ``ChipsTransferred``
+(compared as one multiset at the end, C-CLAIM), ``RoundEnded`` and ``GameEnded``.
+Everything else goes to the game's :class:`~rummyguard.replay.variant.Variant`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from ..events.hashing import GENESIS_HASH, event_hash
+from ..events.upcast import upcast
+from .findings import INTEGRITY, Finding, Halt
+from .variant import Event, GameContext, Transfer, Variant, variant_class
+
+ENGINE_TYPES = frozenset(
+    {"GameCreated", "PlayerConnected", "PlayerDisconnected", "ChipsTransferred", "RoundEnded",
+     "GameEnded"}
+)
+
+_DAY_CACHE: dict[str, int] = {}
+
+
+def ts_millis(ts: str) -> int:
+    """``2026-11-29T18:00:00.000Z`` -> milliseconds since the epoch (exact, fast).
+
+    >>> ts_millis("1970-01-02T00:00:01.500Z")
+    86401500
+    """
+    day = _DAY_CACHE.get(ts[:10])
+    if day is None:
+        day = date.fromisoformat(ts[:10]).toordinal() - 719163  # days since 1970-01-01
+        _DAY_CACHE[ts[:10]] = day
+    return (
+        ((day * 24 + int(ts[11:13])) * 60 + int(ts[14:16])) * 60 + int(ts[17:19])
+    ) * 1000 + int(ts[20:23])
+
+
+@dataclass(slots=True)
+class Results:
+    winners: list[str]
+    net: dict[str, int]
+    scores: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"winners": self.winners, "net": self.net, "scores": self.scores}
+
+
+@dataclass(slots=True)
+class GameRecord:
+    """Everything a replay says about one game."""
+
+    game_id: str
+    variant: str
+    findings: list[Finding]
+    halted: bool
+    results: Results
+    transfers: list[Transfer]
+    events_read: int
+    last_seq: int
+    state: Variant | None = field(repr=False, default=None)
+    chained: bool | None = None
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``verify --json`` form of one game."""
+        return {
+            "game_id": self.game_id,
+            "variant": self.variant,
+            "clean": self.clean,
+            "halted": self.halted,
+            "findings": [f.to_dict() for f in self.findings],
+            "results": self.results.to_dict(),
+        }
+
+
+Observer = Callable[["GameEngine", Event], None]
+
+
+class GameEngine:
+    """Incremental replay of one game: feed events with :meth:`apply`, then :meth:`record`.
+
+    The simulator drives games through the same engine (``legal_moves``/``to_act``), so
+    whatever it writes replays clean by construction.
+    """
+
+    def __init__(self, *, verify_hashes: bool = True, observer: Observer | None = None) -> None:
+        self.verify_hashes = verify_hashes
+        self.observer = observer
+        self.ctx: GameContext | None = None
+        self.variant: Variant | None = None
+        self.variant_name = ""
+        self.game_id = ""
+        self.halted = False
+        self.next_seq = 0
+        self.last_seq = -1
+        self.events_read = 0
+        self.prev_hash = GENESIS_HASH
+        self.chained: bool | None = None
+        self.claimed: list[tuple[int, tuple[str, str, int]]] = []
+        self.game_ended_seq: int | None = None
+        self.connections: dict[str, list[tuple[int, str, str, str]]] = {}
+        self._pre_findings: list[Finding] = []
+
+    # -- the fold --------------------------------------------------------------------------
+    @property
+    def findings(self) -> list[Finding]:
+        return self._pre_findings if self.ctx is None else self.ctx.findings
+
+    def _finding(self, seq: int, rule: str, message: str, kind: str = INTEGRITY) -> None:
+        self.findings.append(Finding(seq, rule, kind, message))  # type: ignore[arg-type]
+
+    def apply(self, event: Event) -> None:
+        """Fold one event (a validated dict, original or current version) into the game."""
+        self.events_read += 1
+        if self.halted:
+            return
+        seq = event["seq"]
+        if not self._check_envelope(event, seq):
+            return
+        event = upcast(event)
+        ctx = self.ctx
+        try:
+            if ctx is None:
+                self._start(event)
+            else:
+                ctx.seq = seq
+                ctx.ts_ms = ts_millis(event["ts"])
+                self._dispatch(event)
+        except Halt as halt:
+            self._finding(seq, halt.rule, halt.message)
+            self.halted = True
+        if self.observer is not None and not self.halted:
+            self.observer(self, event)
+
+    def _check_envelope(self, event: Event, seq: int) -> bool:
+        """Game id, seq order and hash chain. False = skip the event."""
+        if self.events_read == 1:
+            self.game_id = event["game_id"]
+        elif event["game_id"] != self.game_id:
+            self._finding(seq, "LOG-GAME", f"event of game {event['game_id']!r} in game {self.game_id!r}")
+            return False
+        if seq < self.next_seq:
+            self._finding(
+                seq, "LOG-SEQ",
+                f"seq {seq} repeated or out of order (expected {self.next_seq}); event skipped",
+            )
+            return False
+        if seq > self.next_seq:
+            self._finding(seq, "LOG-SEQ", f"sequence gap: seq {self.next_seq}..{seq - 1} missing")
+        self.next_seq = seq + 1
+        self.last_seq = seq
+        has_hash = event.get("hash") is not None
+        if self.chained is None:
+            self.chained = has_hash
+        if not self.verify_hashes:
+            return True
+        if has_hash != self.chained or (event.get("prev_hash") is None) == has_hash:
+            self._finding(seq, "LOG-CHAIN", "the game mixes chained and unchained events")
+            self.chained = has_hash
+        if has_hash and "upcast_from" not in event:
+            if event.get("prev_hash") != self.prev_hash:
+                self._finding(seq, "LOG-CHAIN", "prev_hash is not the previous event's hash")
+            if event_hash(event) != event["hash"]:
+                self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
+            self.prev_hash = event["hash"]
+        return True
+
+    def _start(self, event: Event) -> None:
+        if event["type"] != "GameCreated":
+            self.halted = True
+            self._finding(event["seq"], "LOG-GAME", f"the log starts with {event['type']}, not GameCreated")
+            return
+        p = event["payload"]
+        self.variant_name = p["variant"]
+        seats = list(p["seats"])
+        self.ctx = GameContext(self.game_id, seats, p["dealer"], p["stake"], seq=event["seq"],
+                               ts_ms=ts_millis(event["ts"]))
+        self.ctx.findings[:0] = self._pre_findings
+        if len(set(seats)) != len(seats) or "system" in seats:
+            raise Halt("LOG-GAME", "GameCreated.seats repeats a player id or names 'system'")
+        if p["dealer"] >= len(seats):
+            raise Halt("LOG-GAME", f"dealer seat {p['dealer']} does not exist")
+        cls = variant_class(self.variant_name)
+        if cls is None:
+            raise Halt("LOG-EVENT", f"variant {self.variant_name!r} is not supported")
+        self.variant = cls(self.ctx, p["rules"])
+
+    def _dispatch(self, event: Event) -> None:
+        kind = event["type"]
+        if kind == "GameCreated":
+            self._finding(event["seq"], "LOG-GAME", "a second GameCreated in the same game")
+        elif kind == "PlayerConnected":
+            self._connection(event, True)
+        elif kind == "PlayerDisconnected":
+            self._connection(event, False)
+        elif kind == "ChipsTransferred":
+            for t in event["payload"]["transfers"]:
+                self.claimed.append((event["seq"], (t["from"], t["to"], t["amount"])))
+        elif kind == "RoundEnded":
+            self._check_round_claim(event)
+        elif kind == "GameEnded":
+            self._check_game_claim(event)
+        else:
+            assert self.variant is not None
+            self.variant.apply(event)
+
+    def _connection(self, event: Event, connected: bool) -> None:
+        actor = event["actor"]
+        assert self.ctx is not None
+        if actor not in self.ctx.seats:
+            self._finding(event["seq"], "C-TURN", f"{actor} is not seated at this game", "violation")
+        p = event["payload"]
+        self.connections.setdefault(actor, []).append(
+            (event["seq"], "connect" if connected else "disconnect", p.get("ip_hash", ""),
+             p.get("device_hash", ""))
+        )
+
+    # -- claims ---------------------------------------------------------------------------
+    def _check_round_claim(self, event: Event) -> None:
+        assert self.variant is not None and self.ctx is not None
+        p = event["payload"]
+        result = self.variant.round_result(p["round"])
+        if result is None:
+            self.ctx.discrepancy(f"RoundEnded claims round {p['round']} ended; by the rules it has not")
+            return
+        winners, scores = result
+        if sorted(p["winners"]) != sorted(winners):
+            self.ctx.discrepancy(
+                f"round {p['round']} winners: claimed {sorted(p['winners'])}, recomputed {sorted(winners)}"
+            )
+        if p["scores"] != scores:
+            diff = _dict_diff(p["scores"], scores)
+            self.ctx.discrepancy(f"round {p['round']} scores: {diff}")
+
+    def _check_game_claim(self, event: Event) -> None:
+        assert self.variant is not None and self.ctx is not None
+        self.game_ended_seq = event["seq"]
+        p = event["payload"]
+        if not self.variant.is_over():
+            self.ctx.discrepancy("GameEnded claims the game ended; by the rules it has not")
+        winners = self.variant.winners()
+        if sorted(p["winners"]) != sorted(winners):
+            self.ctx.discrepancy(
+                f"game winners: claimed {sorted(p['winners'])}, recomputed {sorted(winners)}"
+            )
+        net = self.net()
+        claimed = p["net"]
+        bad = {
+            k: (claimed.get(k), net.get(k, 0))
+            for k in sorted(set(claimed) | set(net))
+            if (k in claimed and claimed[k] != net.get(k)) or (k not in claimed and net.get(k, 0))
+        }
+        if bad:
+            parts = ", ".join(f"{k}: claimed {c}, recomputed {r}" for k, (c, r) in bad.items())
+            self.ctx.discrepancy(f"net differs: {parts}")
+
+    def _check_transfers(self) -> None:
+        """C-CLAIM: the logged transfers, together, equal the computed ones as a multiset."""
+        if not self.claimed or self.ctx is None:
+            return
+        expected = Counter(t.key() for t in self.ctx.transfers)
+        first_bad: int | None = None
+        extra: list[tuple[str, str, int]] = []
+        for seq, key in self.claimed:
+            if expected[key] > 0:
+                expected[key] -= 1
+            else:
+                extra.append(key)
+                if first_bad is None:
+                    first_bad = seq
+        missing = sorted(expected.elements()) if self.game_ended_seq is not None else []
+        if not extra and not missing:
+            return
+        seq = first_bad if first_bad is not None else self.game_ended_seq
+        parts = []
+        if extra:
+            parts.append("claimed but not due: " + _transfers_text(extra))
+        if missing:
+            parts.append("due but not claimed: " + _transfers_text(missing))
+        self.ctx.findings.append(
+            Finding(seq if seq is not None else self.last_seq, "C-CLAIM", "discrepancy",
+                    "chip transfers differ; " + "; ".join(parts))
+        )
+
+    # -- results ----------------------------------------------------------------------------
+    def net(self) -> dict[str, int]:
+        """Each seated player's chip gain or loss from the computed transfers."""
+        assert self.ctx is not None
+        net = dict.fromkeys(self.ctx.seats, 0)
+        for t in self.ctx.transfers:
+            if t.src in net:
+                net[t.src] -= t.amount
+            if t.dst in net:
+                net[t.dst] += t.amount
+        return net
+
+    def record(self) -> GameRecord:
+        """Close the fold: check the transfer claims and return the record."""
+        if not self.halted:
+            self._check_transfers()
+        if self.ctx is None or self.variant is None:
+            return GameRecord(self.game_id, self.variant_name, list(self.findings), self.halted,
+                              Results([], {}, {}), [], self.events_read, self.last_seq, None,
+                              self.chained)
+        return GameRecord(
+            game_id=self.game_id,
+            variant=self.variant_name,
+            findings=list(self.ctx.findings),
+            halted=self.halted,
+            results=Results(self.variant.winners(), self.net(), self.variant.scores()),
+            transfers=list(self.ctx.transfers),
+            events_read=self.events_read,
+            last_seq=self.last_seq,
+            state=self.variant,
+            chained=self.chained,
+        )
+
+
+def _dict_diff(claimed: dict[str, int], computed: dict[str, int]) -> str:
+    keys = sorted(set(claimed) | set(computed))
+    return ", ".join(
+        f"{k}: claimed {claimed.get(k)}, recomputed {computed.get(k)}"
+        for k in keys
+        if claimed.get(k) != computed.get(k)
+    )
+
+
+def _transfers_text(items: list[tuple[str, str, int]]) -> str:
+    return ", ".join(f"{a}->{b} {n}" for a, b, n in items)
+
+
+def replay(
+    events: Iterable[Event],
+    *,
+    until_seq: int | None = None,
+    verify_hashes: bool = True,
+    observer: Observer | None = None,
+) -> GameRecord:
+    """Replay one game's events (in seq order) and return its :class:`GameRecord`.
+
+    With ``until_seq`` the fold stops after that event: the record then describes the
+    game *at* that move (claims about the rest are not judged).
+    """
+    engine = GameEngine(verify_hashes=verify_hashes, observer=observer)
+    for event in events:
+        if until_seq is not None and event["seq"] > until_seq:
+            break
+        engine.apply(event)
+    if until_seq is not None:
+        engine.claimed = []
+    return engine.record()
+
+
+def state_at(events: Iterable[Event], seq: int, viewer: str | None = None) -> dict[str, Any]:
+    """The game state right after event ``seq``; with ``viewer``, only what that player
+    could see at that moment (own hand, table, discard pile, others' card counts)."""
+    record = replay(events, until_seq=seq)
+    if record.state is None:
+        return {}
+    return record.state.snapshot(viewer)

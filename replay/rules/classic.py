@@ -1,0 +1,561 @@
+"""Classic 14-card rummy — RULES.md §1 (variant ``classic``).
+
+Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is silent:
+
+- Turn order follows the platform: a move by someone other than the player in turn is
+  C-TURN and the turn passes to that player; if the player in turn had drawn but not
+  discarded, the next player's move is CL-DISCARD (his turn ended with no discard).
+- CL-NODISCARD-TAKEN with two decks: discarding a card code taken from the pile is a
+  violation only if no other copy of that code was in the hand before the draw.
+- CL-TIMER: one finding per turn, at the first late move.
+- CL-AUTOPLAY when the player had already drawn: the system draws nothing and
+  discards the card drawn from the stock (unless a joker), else the highest non-joker
+  card that was not taken from the pile this turn.
+- A removal for ``bust`` does not exist in classic: C-CLAIM discrepancy, applied.
+- CL-NEXT is a rule between games at a table; :func:`check_next_games` checks it over
+  a table's games in time order (``rummyguard verify`` runs it).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ...events.cards import JOKER, format_card, format_cards, parse_card, parse_cards
+from ..variant import Event, GameContext
+from .melds import Meld, MeldError, MeldRules, counts, find_partition, parse_as, validate_meld
+from .table import CardTable, joker_free_max
+
+BASE_FIRST_MS = 60_000
+BASE_MS = 30_000
+EXTRA_MS = 60_000
+MAX_STRIKES = 3  # the first three timeouts are auto-played; the fourth removes
+
+#: meld error code -> classic rule ID
+MELD_RULE = {
+    "run_short": "CL-MELDS",
+    "run_naturals": "CL-MELDS",
+    "run_suit": "C-RUN",
+    "run_gap": "C-RUN",
+    "run_wrap": "C-RUN",
+    "set_size": "CL-MELDS",
+    "set_naturals": "CL-MELDS",
+    "set_rank": "C-SET",
+    "set_suits": "CL-MELDS",
+    "wild_as": "C-WILD",
+    "kind": "CL-MELDS",
+}
+
+
+class ClassicRummy(CardTable):
+    name: ClassVar[str] = "classic"
+    event_types: ClassVar[frozenset[str]] = frozenset(
+        {"RoundStarted", "Drew", "Discarded", "DeclaredRummy", "FreshPressed", "AutoPlayed",
+         "PlayerRemoved", "PlayerLeft", "StockReplenished"}
+    )
+    config_defaults: ClassVar[Mapping[str, Any]] = {
+        "decks": 2,
+        "jokers": 4,
+        "long_run_allows_joker": True,
+        "rake_bps": 0,
+    }
+
+    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+        super().__init__(ctx, rules)
+        if not 2 <= self.n <= 6:
+            ctx.integrity("LOG-GAME", f"classic is for 2-6 players, this game seats {self.n}")
+        self.meld_rules = MeldRules(wild=frozenset({JOKER}), run_min=3, set_min=3, set_max=4)
+        self.pot = 0
+        self.stakes_paid = [0] * self.n
+        for s, pid in enumerate(ctx.seats):  # CL-POT: everyone stakes at GameCreated
+            self._stake(s, pid)
+        self.first_player = self.next_active(self.dealer)
+        self.unanimous_fresh = 0
+        self.fresh_votes: set[int] = set()
+        self.fresh_pending = False
+        self.strikes = [0] * self.n
+        self.removed: dict[int, str] = {}
+        self.left: set[int] = set()
+        self.over = False
+        self.winner: int | None = None
+        self.declared: list[Meld] = []
+        self._reset_turn_state()
+
+    def _stake(self, seat: int, pid: str) -> None:
+        stake = self.ctx.stake
+        self.pot += stake
+        self.stakes_paid[seat] += stake
+        self.ctx.transfer(pid, "pot", stake, "stake")
+
+    def _reset_turn_state(self) -> None:
+        self.drawn = False
+        self.taken: Counter[int] = Counter()  # cards taken from the pile this turn
+        self.before_take: Counter[int] = Counter()  # copies held before taking
+        self.drawn_stock: int | None = None
+        self.first_move = False
+        self.late_reported = False
+        self.moved = False  # the player in turn has made a move
+        self.turn_start = self.ctx.ts_ms
+        self.had_turn: set[int] = set()
+        self.last_discarder: int | None = None
+
+    def expected_deck(self) -> Counter[int]:
+        return Counter(
+            [c for _ in range(self.config["decks"]) for c in range(52)]
+            + [JOKER] * self.config["jokers"]
+        )
+
+    # -- rounds and Fresh ------------------------------------------------------------------
+    def apply_RoundStarted(self, event: Event) -> None:
+        p = event["payload"]
+        if self.over:
+            self.ctx.violation("C-TURN", "a round started after the game ended")
+            return
+        if self.in_round and not self.fresh_pending:
+            self.ctx.violation("CL-FRESH", "the round was redealt without a unanimous Fresh")
+        if p["redeal"] != self.unanimous_fresh:
+            self.ctx.violation(
+                "CL-FRESH",
+                f"redeal number {p['redeal']}, but {self.unanimous_fresh} unanimous Fresh so far",
+            )
+        if p["dealer"] != self.dealer:
+            self.ctx.violation(
+                "C-DEAL", f"dealer seat {p['dealer']}, but the game's dealer is seat {self.dealer}"
+            )
+        deck = parse_cards(p["deck"])
+        self.check_deck(deck)
+        self.round_no = p["round"]
+        first = self.first_player if self.active[self.first_player] else self.next_active(self.dealer)
+        order = [first]
+        while len(order) < len(self.active_seats()):
+            order.append(self.next_active(order[-1]))
+        sizes = {s: 14 for s in order}
+        sizes[first] = 15
+        # CL-DEAL: 14 circuits of one card from the first player, then his 15th card.
+        self.deal(deck, order, sizes, "CL-DEAL")
+        self.in_round = True
+        self.fresh_votes.clear()
+        self.fresh_pending = False
+        self._reset_turn_state()
+        self.current = first
+        self.first_move = True
+
+    def apply_FreshPressed(self, event: Event) -> None:
+        seat = self.actor_seat(event)
+        if seat is None:
+            return
+        if not self.in_round or self.over:
+            self.ctx.violation("CL-FRESH", "Fresh pressed outside a round")
+            return
+        self.fresh_votes.add(seat)
+        if not self.fresh_pending and all(s in self.fresh_votes for s in self.active_seats()):
+            self.unanimous_fresh += 1
+            self.fresh_pending = True
+            if self.unanimous_fresh == 1:  # the first unanimous Fresh doubles the pot
+                for s in self.active_seats():
+                    self._stake(s, self.player(s))
+
+    # -- turns -------------------------------------------------------------------------------
+    def _deadline(self, seat: int) -> int:
+        base = BASE_MS if seat in self.had_turn else BASE_FIRST_MS
+        return self.turn_start + base + EXTRA_MS
+
+    def _enter_move(self, event: Event) -> int | None:
+        """Turn checks common to every move; returns the acting seat or None (skip)."""
+        if self.over:
+            self.ctx.violation("C-TURN", f"{event['type']} after the game ended")
+            return None
+        if not self.in_round:
+            self.ctx.violation("C-TURN", f"{event['type']} before the cards were dealt")
+            return None
+        seat = self.actor_seat(event)
+        if seat is None:
+            return None
+        if seat != self.current:
+            if (
+                event["type"] == "Discarded"
+                and seat == self.last_discarder
+                and not self.moved
+            ):
+                self.ctx.violation("CL-DISCARD", f"{self.player(seat)} discarded twice in one turn")
+                return seat
+            if self.drawn and seat == self.next_active(self.current):
+                self.ctx.violation(
+                    "CL-DISCARD", f"{self.player(self.current)}'s turn ended without a discard"
+                )
+            else:
+                self.ctx.violation(
+                    "C-TURN",
+                    f"{self.player(seat)} moved out of turn ({self.player(self.current)} was in turn)",
+                )
+            self._start_turn(seat, self.ctx.ts_ms)
+        if not self.late_reported and self.ctx.ts_ms > self._deadline(seat):
+            self.late_reported = True
+            late = (self.ctx.ts_ms - self._deadline(seat)) / 1000
+            self.ctx.violation(
+                "CL-TIMER", f"{self.player(seat)} moved {late:.3f} s after both clocks ran out"
+            )
+        self.moved = True
+        return seat
+
+    def _start_turn(self, seat: int, ts_ms: int) -> None:
+        self.current = seat
+        self.turn_start = ts_ms
+        self.drawn = False
+        self.taken = Counter()
+        self.before_take = Counter()
+        self.drawn_stock = None
+        self.first_move = False
+        self.late_reported = False
+        self.moved = False
+
+    def _end_turn(self, seat: int) -> None:
+        self.had_turn.add(seat)
+        self.last_discarder = seat
+        if not self.over:
+            self._start_turn(self.next_active(seat), self.ctx.ts_ms)
+
+    # -- moves -------------------------------------------------------------------------------
+    def apply_Drew(self, event: Event) -> None:
+        seat = self._enter_move(event)
+        if seat is None:
+            return
+        p = event["payload"]
+        cards = parse_cards(p["cards"])
+        if self.first_move:
+            self.ctx.violation("CL-FIRST", "the first player may not draw on his first turn")
+        elif self.drawn:
+            self.ctx.violation("CL-DRAW", f"{self.player(seat)} drew twice in one turn")
+        if len(cards) != 1:
+            self.ctx.violation("CL-DRAW", f"a draw takes one card, this one took {len(cards)}")
+        if p["source"] == "stock":
+            for c in cards:
+                self.take_stock(c)
+            self.drawn_stock = cards[-1]
+        else:
+            self.take_pile(cards)
+            for c in cards:
+                self.before_take[c] = self.hands[seat][c]
+                self.taken[c] += 1
+        for c in cards:
+            self.hands[seat][c] += 1
+        self.drawn = True
+
+    def _check_discard(self, seat: int, card: int) -> None:
+        if card == JOKER:
+            self.ctx.violation("CL-NODISCARD-JOKER", "a joker may never be discarded")
+        if self.taken[card] and self.before_take[card] == 0:
+            self.ctx.violation(
+                "CL-NODISCARD-TAKEN",
+                f"{format_card(card)} was taken from the discard pile this turn",
+            )
+
+    def apply_Discarded(self, event: Event) -> None:
+        seat = self._enter_move(event)
+        if seat is None:
+            return
+        card = parse_card(event["payload"]["card"])
+        if seat != self.current:  # the second discard of a finished turn (CL-DISCARD above)
+            self.take_from_hand(seat, card)
+            self.pile.append(card)
+            return
+        if not self.drawn and not self.first_move:
+            self.ctx.violation("CL-DRAW", f"{self.player(seat)} discarded without drawing")
+        self.take_from_hand(seat, card)
+        self._check_discard(seat, card)
+        self.pile.append(card)
+        self._end_turn(seat)
+
+    def apply_DeclaredRummy(self, event: Event) -> None:
+        seat = self._enter_move(event)
+        if seat is None:
+            return
+        p = event["payload"]
+        if not self.drawn and not self.first_move:
+            self.ctx.violation("CL-RUMMY", "Rummy declared before drawing")
+        discard = parse_card(p["discard"])
+        hand = self.hands[seat]
+        used = Counter([discard])
+        melds: list[Meld] = []
+        for spec in p["melds"]:
+            cards = parse_cards(spec["cards"])
+            used.update(cards)
+            try:
+                melds.append(validate_meld(spec["kind"], cards, parse_as(spec.get("as")), self.meld_rules))
+            except MeldError as err:
+                self.ctx.violation(MELD_RULE[err.code], err.message)
+                melds.append(Meld(spec["kind"], cards, list(cards)))
+        for c, k in used.items():
+            if hand[c] < k:
+                raise self.ctx.halt(
+                    "C-HOLD", f"the declaration uses {format_card(c)} x{k}; the hand holds {hand[c]}"
+                )
+        self._check_discard(seat, discard)
+        left = Counter({c: hand[c] - used[c] for c in range(len(hand)) if hand[c] - used[c] > 0})
+        if left:
+            self.ctx.violation(
+                "CL-RUMMY", "the declared melds leave " + " ".join(format_cards(sorted(left.elements())))
+            )
+        if sum(used.values()) - 1 != 14:
+            self.ctx.violation("CL-RUMMY", f"the melds cover {sum(used.values()) - 1} cards, not 14")
+        natural_only = not self.config["long_run_allows_joker"]
+        if not any(
+            m.kind == "run"
+            and sum(1 for c in m.cards if not (natural_only and c == JOKER)) >= 4
+            for m in melds
+        ):
+            self.ctx.violation("CL-LONGRUN", "no run of 4 or more cards in the declaration")
+        for c, k in used.items():
+            hand[c] -= k
+        self.pile.append(discard)
+        self.declared = melds
+        for m in melds:
+            m.owner = seat
+        self._win(seat, "rummy")
+        self.had_turn.add(seat)
+        self.current = -1
+
+    # -- system decisions ---------------------------------------------------------------------
+    def expected_autoplay(self, seat: int) -> tuple[int | None, int | None]:
+        """CL-AUTOPLAY: ``(drew, discarded)`` the system must play for ``seat`` now."""
+        hand = list(self.hands[seat])
+        if self.first_move:
+            return None, joker_free_max(hand)
+        if self.drawn:
+            if self.drawn_stock is not None and self.drawn_stock != JOKER:
+                return None, self.drawn_stock
+            return None, joker_free_max(hand, self.taken)
+        if not self.stock:
+            return None, None
+        top = self.stock[-1]
+        if top != JOKER:
+            return top, top
+        hand[top] += 1
+        return top, joker_free_max(hand)
+
+    def apply_AutoPlayed(self, event: Event) -> None:
+        p = event["payload"]
+        if self.over or not self.in_round:
+            self.ctx.violation("CL-AUTOPLAY", "auto-play outside a round in progress")
+            return
+        seat = self.seat(p["player"])
+        if seat is None or not self.active[seat]:
+            raise self.ctx.halt("C-HOLD", f"auto-play for {p['player']}, who is not in the game")
+        if seat != self.current:
+            self.ctx.violation(
+                "CL-AUTOPLAY", f"auto-played {p['player']}, but {self.player(self.current)} was in turn"
+            )
+            self._start_turn(seat, self.ctx.ts_ms)
+        deadline = self._deadline(seat)
+        if self.ctx.ts_ms < deadline:
+            self.ctx.violation(
+                "CL-AUTOPLAY",
+                f"auto-played {(deadline - self.ctx.ts_ms) / 1000:.3f} s before the clocks ran out",
+            )
+        strike = self.strikes[seat] + 1
+        if strike > MAX_STRIKES:
+            self.ctx.violation(
+                "CL-STRIKES", f"timeout {strike} of {p['player']} must remove him, not auto-play"
+            )
+        if p["strike"] != strike:
+            self.ctx.discrepancy(f"auto-play strike: claimed {p['strike']}, recomputed {strike}")
+        want_drew, want_discard = self.expected_autoplay(seat)
+        drew = parse_card(p["drew"]) if p["drew"] is not None else None
+        discarded = parse_card(p["discarded"])
+        if drew != want_drew or discarded != want_discard:
+            show = lambda c: format_card(c) if c is not None else "nothing"  # noqa: E731
+            self.ctx.violation(
+                "CL-AUTOPLAY",
+                f"auto-play drew {show(drew)} and discarded {show(discarded)}; "
+                f"the rule gives draw {show(want_drew)}, discard {show(want_discard)}",
+            )
+        if drew is not None:
+            self.take_stock(drew)
+            self.hands[seat][drew] += 1
+        self.take_from_hand(seat, discarded)
+        self.pile.append(discarded)
+        self.strikes[seat] = strike
+        self._end_turn(seat)
+
+    def apply_PlayerRemoved(self, event: Event) -> None:
+        p = event["payload"]
+        seat = self.seat(p["player"])
+        if seat is None:
+            raise self.ctx.halt("C-HOLD", f"removal of {p['player']}, who is not seated")
+        reason = p["reason"]
+        if reason == "left":
+            if seat not in self.left:
+                self.ctx.violation("CL-LEAVE", f"{p['player']} removed for leaving, but did not leave")
+                self._remove(seat)
+            return
+        if not self.active[seat]:
+            self.ctx.violation("CL-STRIKES", f"{p['player']} removed twice")
+            return
+        if reason == "bust":
+            self.ctx.discrepancy(f"{p['player']} removed for 'bust', which classic does not have")
+        elif self.over or not self.in_round:
+            self.ctx.violation("CL-STRIKES", f"{p['player']} removed for strikes outside play")
+        else:
+            why = []
+            if self.strikes[seat] != MAX_STRIKES:
+                why.append(f"he had {self.strikes[seat]} auto-plays, not {MAX_STRIKES}")
+            if seat != self.current:
+                why.append("it was not his turn")
+            elif self.ctx.ts_ms < self._deadline(seat):
+                why.append("his clocks had not run out")
+            if why:
+                self.ctx.violation("CL-STRIKES", f"{p['player']} removed for strikes, but " + "; ".join(why))
+        self._remove(seat)
+
+    def apply_PlayerLeft(self, event: Event) -> None:
+        seat = self.seat(event["actor"])
+        if seat is None or not self.active[seat]:
+            self.ctx.violation("C-TURN", f"{event['actor']} left a game he is not in")
+            return
+        self.left.add(seat)
+        self._remove(seat)
+
+    def _remove(self, seat: int) -> None:
+        """CL-STRIKES / CL-LEAVE: out at once, stake forfeited, cards leave play."""
+        was_current = seat == self.current
+        self.active[seat] = False
+        self.hands[seat] = [0] * len(self.hands[seat])
+        self.fresh_votes.discard(seat)
+        alive = self.active_seats()
+        if self.over:
+            return
+        if len(alive) == 1:
+            self._win(alive[0], "last player standing")
+            self.current = -1
+            return
+        if self.in_round and was_current:
+            self._start_turn(self.next_active(seat), self.ctx.ts_ms)
+        if seat == self.first_player and not self.in_round:
+            self.first_player = self.next_active(seat)
+        if self.in_round and self.fresh_votes and all(s in self.fresh_votes for s in alive) \
+                and not self.fresh_pending:
+            self.unanimous_fresh += 1
+            self.fresh_pending = True
+            if self.unanimous_fresh == 1:
+                for s in alive:
+                    self._stake(s, self.player(s))
+
+    def _win(self, seat: int, how: str) -> None:
+        """CL-RUMMY / CL-STRIKES: the winner takes the pot less the rake."""
+        self.over = True
+        self.winner = seat
+        self.win_how = how
+        rake = self.pot * self.config["rake_bps"] // 10_000
+        self.ctx.transfer("pot", "house", rake, "rake")
+        self.ctx.transfer("pot", self.player(seat), self.pot - rake, "pot")
+
+    # -- questions ------------------------------------------------------------------------
+    def is_over(self) -> bool:
+        return self.over
+
+    def winners(self) -> list[str]:
+        return [self.player(self.winner)] if self.winner is not None else []
+
+    def scores(self) -> dict[str, int]:
+        return {}
+
+    def round_result(self, round_no: int) -> tuple[list[str], dict[str, int]] | None:
+        if not self.over or round_no != max(self.round_no, 1):
+            return None
+        return self.winners(), {}
+
+    def to_act(self) -> list[str]:
+        if self.over or not self.in_round or self.current < 0:
+            return []
+        return [self.player(self.current)]
+
+    def clock_deadline(self) -> int | None:
+        """When the player in turn times out (ms since the epoch), for the simulator."""
+        if self.over or self.current < 0:
+            return None
+        return self._deadline(self.current)
+
+    def legal_moves(self, player: str) -> list[tuple[str, dict[str, Any]]]:
+        moves: list[tuple[str, dict[str, Any]]] = []
+        seat = self.seat(player)
+        if seat is None or not self.active[seat] or self.over or not self.in_round:
+            return moves
+        if seat not in self.fresh_votes and not self.fresh_pending:
+            moves.append(("FreshPressed", {}))
+        if seat != self.current:
+            return moves
+        hand = self.hands[seat]
+        if not self.drawn and not self.first_move:
+            if self.stock:
+                moves.append(("Drew", {"source": "stock", "cards": [format_card(self.stock[-1])]}))
+            if self.pile:
+                moves.append(("Drew", {"source": "discard", "cards": [format_card(self.pile[-1])]}))
+            return moves
+        for c in range(52):
+            if hand[c] > 0 and not (self.taken[c] and self.before_take[c] == 0):
+                moves.append(("Discarded", {"card": format_card(c)}))
+        declaration = self.find_declaration(seat)
+        if declaration is not None:
+            moves.append(("DeclaredRummy", declaration))
+        return moves
+
+    def find_declaration(self, seat: int) -> dict[str, Any] | None:
+        """A valid Rummy declaration for ``seat`` now, if the hand has one."""
+        hand = self.hands[seat]
+        natural_only = not self.config["long_run_allows_joker"]
+        for d in range(51, -1, -1):
+            if hand[d] == 0 or (self.taken[d] and self.before_take[d] == 0):
+                continue
+            hand[d] -= 1
+            try:
+                parts = find_partition(hand, self.meld_rules, need_long_run=4,
+                                       long_run_allows_wild=not natural_only)
+            finally:
+                hand[d] += 1
+            if parts is not None:
+                return {
+                    "melds": [{"kind": k, "cards": format_cards(cs)} for k, cs in parts],
+                    "discard": format_card(d),
+                }
+        return None
+
+    def snapshot(self, viewer: str | None = None) -> dict[str, Any]:
+        out = self.table_snapshot(viewer)
+        out.update(
+            {
+                "pot": self.pot,
+                "strikes": {self.player(s): k for s, k in enumerate(self.strikes) if k},
+                "fresh_votes": sorted(self.player(s) for s in self.fresh_votes),
+                "redeals": self.unanimous_fresh,
+                "over": self.over,
+                "winner": self.player(self.winner) if self.winner is not None else None,
+                "melds": [m.to_dict() for m in self.declared],
+            }
+        )
+        return out
+
+
+def check_next_games(records: list[tuple[str, int, list[str], list[str]]]) -> list[tuple[str, str]]:
+    """CL-NEXT over one table's classic games in time order.
+
+    ``records``: ``(game_id, dealer_seat, seats, winners)`` per game. The next game at
+    the table starts with the previous winner as first player (left of the dealer) when
+    he is seated in it. Returns ``(game_id, message)`` for each game that breaks it.
+    """
+    problems = []
+    for prev, nxt in itertools.pairwise(records):
+        winners = prev[3]
+        game_id, dealer, seats, _ = nxt
+        if len(winners) != 1 or winners[0] not in seats:
+            continue
+        first = seats[(dealer + 1) % len(seats)]
+        if first != winners[0]:
+            problems.append(
+                (game_id, f"the previous game's winner {winners[0]} should start; {first} does")
+            )
+    return problems
+
+
+__all__ = ["ClassicRummy", "check_next_games", "counts"]

@@ -1,0 +1,187 @@
+"""Card-table mechanics shared by the draw-and-discard variants (classic, r500, Liverpool):
+hands as card counts, the stock and discard pile, dealing from a recorded deck, turn
+rotation over active seats, and the C-HOLD / C-DEAL / C-RESTOCK / C-TURN checks.
+
+Stock and pile are Python lists with the *top at the end*, so drawing is ``pop()``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from ...events.cards import JOKER, NCARDS, format_card, format_cards, parse_card, parse_cards
+from ..variant import Event, GameContext, Variant
+
+
+class CardTable(Variant):
+    """Hands, stock, pile and seats; subclasses add their rules."""
+
+    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+        super().__init__(ctx, rules)
+        n = len(ctx.seats)
+        self.n = n
+        self.active = [True] * n
+        self.hands: list[list[int]] = [[0] * NCARDS for _ in range(n)]
+        self.stock: list[int] = []
+        self.pile: list[int] = []
+        self.dealer = ctx.dealer
+        self.current = -1  # seat in turn (-1: nobody, the system must act)
+        self.round_no = 0
+        self.in_round = False
+
+    # -- seats --------------------------------------------------------------------------
+    def seat(self, player: str) -> int | None:
+        return self.ctx.seat_of(player)
+
+    def player(self, seat: int) -> str:
+        return self.ctx.seats[seat]
+
+    def next_active(self, seat: int) -> int:
+        """The next active seat after ``seat`` (wrapping); ``seat`` itself if alone."""
+        for step in range(1, self.n + 1):
+            s = (seat + step) % self.n
+            if self.active[s]:
+                return s
+        return seat
+
+    def active_seats(self) -> list[int]:
+        return [s for s in range(self.n) if self.active[s]]
+
+    def actor_seat(self, event: Event) -> int | None:
+        """The actor's seat, or None (reported as C-TURN) if not an active seated player."""
+        seat = self.seat(event["actor"])
+        if seat is None:
+            self.ctx.violation("C-TURN", f"{event['actor']} is not seated at this game")
+            return None
+        if not self.active[seat]:
+            self.ctx.violation("C-TURN", f"{event['actor']} is no longer in the game")
+            return None
+        return seat
+
+    # -- cards ----------------------------------------------------------------------------
+    def expected_deck(self) -> Counter[int]:
+        raise NotImplementedError
+
+    def check_deck(self, deck: list[int]) -> None:
+        """C-DEAL: the recorded deck is exactly the variant's cards."""
+        want = self.expected_deck()
+        got = Counter(deck)
+        if got != want:
+            extra = sorted((got - want).elements())
+            missing = sorted((want - got).elements())
+            parts = []
+            if extra:
+                parts.append("extra " + " ".join(format_cards(extra[:8])))
+            if missing:
+                parts.append("missing " + " ".join(format_cards(missing[:8])))
+            self.ctx.violation("C-DEAL", "the shuffled deck is not the variant's deck: " + "; ".join(parts))
+
+    def deal(self, deck: list[int], order: list[int], sizes: dict[int, int], rule: str) -> None:
+        """Deal one card at a time to ``order`` (seats, circuit order) until each seat has
+        ``sizes[seat]`` cards, then turn one card up; the rest is stock. ``rule`` names the
+        variant's deal rule for the short-deck halt."""
+        need = sum(sizes.values()) + 1
+        if len(deck) < need:
+            raise self.ctx.halt(rule, f"the deck has {len(deck)} cards; the deal needs {need}")
+        for hand in self.hands:
+            hand[:] = [0] * NCARDS
+        pos = 0
+        remaining = dict(sizes)
+        while any(remaining.values()):
+            for s in order:
+                if remaining.get(s, 0) > 0:
+                    self.hands[s][deck[pos]] += 1
+                    pos += 1
+                    remaining[s] -= 1
+        self.pile = [deck[pos]]
+        pos += 1
+        self.stock = deck[pos:][::-1]
+
+    def take_from_hand(self, seat: int, card: int, what: str = "") -> None:
+        """C-HOLD: remove a card the event says the player holds, or halt."""
+        if self.hands[seat][card] <= 0:
+            raise self.ctx.halt(
+                "C-HOLD", f"{self.player(seat)} does not hold {format_card(card)}{what}"
+            )
+        self.hands[seat][card] -= 1
+
+    def take_stock(self, card: int) -> None:
+        if not self.stock:
+            raise self.ctx.halt("C-HOLD", f"the stock is empty; cannot draw {format_card(card)}")
+        if self.stock[-1] != card:
+            raise self.ctx.halt(
+                "C-HOLD",
+                f"the stock's top card is {format_card(self.stock[-1])}, not {format_card(card)}",
+            )
+        self.stock.pop()
+
+    def take_pile(self, cards: list[int]) -> None:
+        """Take ``cards`` (deepest first) off the top of the pile, or halt."""
+        k = len(cards)
+        if k > len(self.pile) or self.pile[-k:] != cards:
+            top = " ".join(format_cards(self.pile[-k:])) or "empty"
+            raise self.ctx.halt(
+                "C-HOLD",
+                f"the discard pile's top is {top}, not {' '.join(format_cards(cards))}",
+            )
+        del self.pile[-k:]
+
+    def hand_cards(self, seat: int) -> list[int]:
+        hand = self.hands[seat]
+        return [c for c in range(NCARDS) for _ in range(hand[c])]
+
+    def hand_size(self, seat: int) -> int:
+        return sum(self.hands[seat])
+
+    def apply_StockReplenished(self, event: Event) -> None:
+        """C-RESTOCK: when the stock is empty, the pile but its top becomes the stock in
+        the order the platform records."""
+        new_stock = parse_cards(event["payload"]["stock"])
+        if self.stock:
+            self.ctx.violation("C-RESTOCK", f"stock replenished while {len(self.stock)} cards remain")
+        below_top = Counter(self.pile[:-1])
+        if Counter(new_stock) != below_top:
+            self.ctx.violation(
+                "C-RESTOCK", "the new stock is not the discard pile minus its top card"
+            )
+        top = self.pile[-1:] if self.pile else []
+        self.stock = self.stock + new_stock[::-1] if self.stock else new_stock[::-1]
+        self.pile = top
+
+    # -- views ------------------------------------------------------------------------------
+    def table_snapshot(self, viewer: str | None) -> dict[str, Any]:
+        """The parts every draw-and-discard variant shows."""
+        vseat = None if viewer is None else self.seat(viewer)
+        hands: dict[str, Any] = {}
+        for s, pid in enumerate(self.ctx.seats):
+            if viewer is None or s == vseat:
+                hands[pid] = format_cards(self.hand_cards(s))
+        out: dict[str, Any] = {
+            "variant": self.name,
+            "round": self.round_no,
+            "dealer": self.player(self.dealer),
+            "in_turn": self.player(self.current) if self.current >= 0 else None,
+            "active": [p for s, p in enumerate(self.ctx.seats) if self.active[s]],
+            "hands": hands,
+            "hand_counts": {p: self.hand_size(s) for s, p in enumerate(self.ctx.seats)},
+            "stock_count": len(self.stock),
+            "discard_pile": format_cards(self.pile),
+        }
+        if viewer is None:
+            out["stock"] = format_cards(self.stock[::-1])
+        return out
+
+
+def joker_free_max(hand: list[int], exclude: Counter[int] | None = None) -> int | None:
+    """The highest non-joker card in a hand (ranks as usual, then suits C<D<H<S) — the
+    integer encoding orders cards exactly so. ``exclude`` withholds some copies."""
+    for c in range(JOKER - 1, -1, -1):
+        have = hand[c] - (exclude[c] if exclude else 0)
+        if have > 0:
+            return c
+    return None
+
+
+__all__ = ["CardTable", "joker_free_max", "parse_card"]

@@ -1,0 +1,200 @@
+"""The interface every variant implements, and the registry of variants.
+
+A variant is the state machine of one game under one rulebook section. The engine
+(:mod:`rummyguard.replay.engine`) owns everything that is the same for all variants —
+the envelope, the hash chain, connections, chip claims and result claims — and hands
+every other event to the variant's ``apply_<Type>`` method. A variant never touches the
+engine's internals: it reports through :class:`GameContext` (findings, halts, chip
+transfers) and answers the engine's questions (results, who may act, legal moves,
+views). Adding a variant means adding a module; the core does not change.
+
+Style (after PokerKit): for each move type ``T`` a variant has ``verify_T`` (the
+rule checks, returning nothing and reporting violations through the context) folded
+into ``apply_T`` (the state change as the platform applied it). ``can(player, event)``
+answers, without changing state, whether a proposed move would be clean — the
+simulator's legal-move generator is built on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .findings import DISCREPANCY, INTEGRITY, VIOLATION, Finding, Halt, Kind
+
+Event = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Transfer:
+    """One chip movement the replay computes (RULES.md C-CLAIM)."""
+
+    src: str
+    dst: str
+    amount: int
+    reason: str
+    seq: int
+
+    def key(self) -> tuple[str, str, int]:
+        return (self.src, self.dst, self.amount)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"from": self.src, "to": self.dst, "amount": self.amount, "reason": self.reason,
+                "seq": self.seq}
+
+
+@dataclass(slots=True)
+class GameContext:
+    """What a variant may do to the world outside its own state."""
+
+    game_id: str
+    seats: list[str]
+    dealer: int
+    stake: int
+    seq: int = 0
+    ts_ms: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    transfers: list[Transfer] = field(default_factory=list)
+
+    def seat_of(self, player: str) -> int | None:
+        try:
+            return self.seats.index(player)
+        except ValueError:
+            return None
+
+    def report(self, rule: str, message: str, kind: Kind = VIOLATION, seq: int | None = None) -> None:
+        self.findings.append(Finding(self.seq if seq is None else seq, rule, kind, message))
+
+    def violation(self, rule: str, message: str) -> None:
+        self.report(rule, message, VIOLATION)
+
+    def discrepancy(self, message: str, rule: str = "C-CLAIM") -> None:
+        self.report(rule, message, DISCREPANCY)
+
+    def integrity(self, rule: str, message: str) -> None:
+        self.report(rule, message, INTEGRITY)
+
+    def halt(self, rule: str, message: str) -> Halt:
+        """Build the exception that stops the replay; use as ``raise ctx.halt(...)``."""
+        return Halt(rule, message)
+
+    def transfer(self, src: str, dst: str, amount: int, reason: str) -> None:
+        """Record a chip movement (zero amounts are not movements and are skipped)."""
+        if amount:
+            self.transfers.append(Transfer(src, dst, amount, reason, self.seq))
+
+
+class Variant(ABC):
+    """One variant's rules as a state machine over events."""
+
+    #: the ``variant`` value of GameCreated
+    name: ClassVar[str]
+    #: event types this variant understands beyond the engine's own
+    event_types: ClassVar[frozenset[str]]
+    #: the defaults of every config key of GameCreated.rules
+    config_defaults: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+        self.ctx = ctx
+        self.config = self.read_config(rules)
+
+    # -- configuration -----------------------------------------------------------------
+    def read_config(self, rules: Mapping[str, Any]) -> dict[str, Any]:
+        """Defaults overlaid with GameCreated.rules; unknown keys and wrong types are
+        reported (LOG-RULES) and ignored so the replay can still go on."""
+        config = dict(self.config_defaults)
+        for key, value in rules.items():
+            if key not in self.config_defaults:
+                self.ctx.integrity("LOG-RULES", f"unknown rules key {key!r} for {self.name}")
+                continue
+            default = self.config_defaults[key]
+            if type(value) is not type(default) and not (
+                default is None or (isinstance(default, tuple) and isinstance(value, list))
+            ):
+                self.ctx.integrity(
+                    "LOG-RULES", f"rules.{key} must be {type(default).__name__}, got {value!r}"
+                )
+                continue
+            config[key] = tuple(value) if isinstance(value, list) else value
+        return config
+
+    # -- the fold ------------------------------------------------------------------------
+    def apply(self, event: Event) -> None:
+        """Apply one event (already past the engine's envelope checks)."""
+        handler: Callable[[Event], None] | None = getattr(self, "apply_" + event["type"], None)
+        if handler is None or event["type"] not in self.event_types:
+            self.ctx.integrity("LOG-EVENT", f"{event['type']} is not an event of {self.name}")
+            return
+        handler(event)
+
+    # -- questions the engine and the tools ask ---------------------------------------------
+    @abstractmethod
+    def is_over(self) -> bool:
+        """True once the game has ended by the rules."""
+
+    @abstractmethod
+    def winners(self) -> list[str]:
+        """The game's winners by the rules (player ids), so far."""
+
+    @abstractmethod
+    def scores(self) -> dict[str, int]:
+        """The game's totals as the variant counts them (RULES.md §5)."""
+
+    @abstractmethod
+    def round_result(self, round_no: int) -> tuple[list[str], dict[str, int]] | None:
+        """``(winners, scores)`` of a finished round, or None if it has not ended."""
+
+    @abstractmethod
+    def to_act(self) -> list[str]:
+        """Players entitled to make a move now (empty while the system must act)."""
+
+    @abstractmethod
+    def legal_moves(self, player: str) -> list[tuple[str, dict[str, Any]]]:
+        """Clean moves ``(type, payload)`` the player could make now (for the simulator)."""
+
+    @abstractmethod
+    def snapshot(self, viewer: str | None = None) -> dict[str, Any]:
+        """The state as JSON-able data; with ``viewer`` only what that player could see."""
+
+
+_REGISTRY: dict[str, str] = {
+    "classic": "rummyguard.replay.rules.classic:ClassicRummy",
+    "r500": "rummyguard.replay.rules.r500:Rummy500",
+    "liverpool": "rummyguard.replay.rules.liverpool:Liverpool",
+    "michigan": "rummyguard.replay.rules.michigan:Michigan",
+}
+_LOADED: dict[str, type[Variant]] = {}
+
+
+def variant_class(name: str) -> type[Variant] | None:
+    """The Variant class for a GameCreated ``variant`` value (None if not available)."""
+    if name in _LOADED:
+        return _LOADED[name]
+    target = _REGISTRY.get(name)
+    if target is None:
+        return None
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+    cls = getattr(module, attr)
+    _LOADED[name] = cls
+    return cls
+
+
+__all__ = [
+    "DISCREPANCY",
+    "INTEGRITY",
+    "VIOLATION",
+    "Event",
+    "GameContext",
+    "Transfer",
+    "Variant",
+    "variant_class",
+]
