@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from . import schema_cmd
+from . import checkpoint_cmd, export_cmd, ingest_cmd, schema_cmd, sql_cmd, verify_log_cmd
 
 app = typer.Typer(
     name="rummyguard",
@@ -30,6 +30,12 @@ def _root() -> None:
 
 
 app.command("schema")(schema_cmd.schema)
+app.command("checkpoint")(checkpoint_cmd.checkpoint)
+app.command("prove")(checkpoint_cmd.prove)
+app.command("ingest")(ingest_cmd.ingest)
+app.command("verify-log")(verify_log_cmd.verify_log)
+app.command("export")(export_cmd.export)
+app.command("sql")(sql_cmd.sql)
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ then. Anyone holding a checkpoint can then check, without our database:
 The leaf of a game is the raw 32 bytes of its last event's hash (the hex string of the
 store decoded), taken once the game is finished, i.e. its last event is ``GameEnded``.
 Leaves are numbered in the order games were first checkpointed (within one checkpoint:
-by ingest batch, then game id), recorded in ``merkle_leaves``; a later checkpoint's
+by ingest batch, then game id), recorded in ``store.merkle_leaves``; a later checkpoint's
 leaves extend the previous one's, which is what makes consistency proofs exist.
 
 Every :func:`make_checkpoint` re-derives the whole history before adding to it: the
@@ -67,20 +67,19 @@ TREE_ALGORITHM = "RFC9162_SHA256"
 """The tree hashing named in every document: RFC 9162 §2.1 with SHA-256."""
 
 FINISHED_TYPE = "GameEnded"
-EVENTS = "events"
-"""The relation holding the store's events (game_id, seq, type, hash, batch_id, ...)."""
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS merkle_leaves (
+CREATE SCHEMA IF NOT EXISTS store;
+CREATE TABLE IF NOT EXISTS store.merkle_leaves (
     leaf_index BIGINT PRIMARY KEY,      -- 0-based position in the tree, never reused
     game_id    VARCHAR NOT NULL UNIQUE, -- one leaf per finished game
     leaf_hash  VARCHAR NOT NULL,        -- the leaf: hex of the game's last event hash
     added_at   VARCHAR NOT NULL         -- RFC 3339 UTC, the checkpoint that added it
 );
-CREATE TABLE IF NOT EXISTS checkpoints (
+CREATE TABLE IF NOT EXISTS store.checkpoints (
     n                 BIGINT PRIMARY KEY, -- 1, 2, 3, ...
     tree_size         BIGINT NOT NULL,    -- leaves 0 .. tree_size-1 of merkle_leaves
     root_hash         VARCHAR NOT NULL,   -- hex RFC 9162 root over those leaves
@@ -177,16 +176,35 @@ class InclusionProof:
 
 # --- schema and reading ------------------------------------------------------------------
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create ``merkle_leaves`` and ``checkpoints`` if missing (idempotent)."""
+    """Create ``store.merkle_leaves`` and ``store.checkpoints`` if missing (idempotent).
+
+    They sit in the store's ``store`` schema with the other tables (``main`` holds the
+    analyst views), so ``SELECT * FROM store.checkpoints`` lists them.
+    """
     con.execute(SCHEMA)
 
 
 def _has_tables(con: duckdb.DuckDBPyConnection) -> bool:
     row = con.execute(
         "SELECT count(*) FROM information_schema.tables "
-        "WHERE table_schema = current_schema() AND table_name IN ('merkle_leaves', 'checkpoints')"
+        "WHERE table_schema = 'store' AND table_name IN ('merkle_leaves', 'checkpoints')"
     ).fetchone()
     return row is not None and row[0] == 2
+
+
+def _events_relation(con: duckdb.DuckDBPyConnection) -> str:
+    """The stored events: the store's ``store.events`` table, else a plain ``events``.
+
+    :class:`~rummyguard.events.store.EventStore` keeps the originals in
+    ``store.events`` (``main.events`` is the analysts' upcast view); a bare connection
+    with an ``events`` table of the same columns (game_id, seq, type, hash, batch_id)
+    works too, which keeps this module usable over any copy of the log.
+    """
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'events' "
+        "AND (schema_name = 'store' OR database_name = 'store')"
+    ).fetchone()
+    return "store.events" if row is not None and row[0] else "events"
 
 
 def _row_to_checkpoint(row: tuple[Any, ...]) -> Checkpoint:
@@ -202,7 +220,7 @@ def list_checkpoints(con: duckdb.DuckDBPyConnection) -> list[Checkpoint]:
     """All checkpoints, oldest first (empty if none was ever made)."""
     if not _has_tables(con):
         return []
-    rows = con.execute(f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY n").fetchall()
+    rows = con.execute(f"SELECT {_CHECKPOINT_COLUMNS} FROM store.checkpoints ORDER BY n").fetchall()
     return [_row_to_checkpoint(r) for r in rows]
 
 
@@ -211,7 +229,7 @@ def latest_checkpoint(con: duckdb.DuckDBPyConnection) -> Checkpoint | None:
     if not _has_tables(con):
         return None
     row = con.execute(
-        f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY n DESC LIMIT 1"
+        f"SELECT {_CHECKPOINT_COLUMNS} FROM store.checkpoints ORDER BY n DESC LIMIT 1"
     ).fetchone()
     return None if row is None else _row_to_checkpoint(row)
 
@@ -226,7 +244,7 @@ def get_checkpoint(con: duckdb.DuckDBPyConnection, n: int | None = None) -> Chec
     row = None
     if _has_tables(con):
         row = con.execute(
-            f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE n = ?", [n]
+            f"SELECT {_CHECKPOINT_COLUMNS} FROM store.checkpoints WHERE n = ?", [n]
         ).fetchone()
     if row is None:
         raise CheckpointError(f"there is no checkpoint {n}")
@@ -245,7 +263,7 @@ def _load_tree(con: duckdb.DuckDBPyConnection, size: int | None = None) -> Merkl
         SELECT count(*), min(leaf_index), max(leaf_index),
                count(*) FILTER (WHERE NOT regexp_full_match(leaf_hash, '[0-9a-f]{{64}}')),
                string_agg(leaf_hash, '' ORDER BY leaf_index)
-        FROM merkle_leaves {where}
+        FROM store.merkle_leaves {where}
         """
     ).fetchone()  # type: ignore[misc]
     if bad:
@@ -299,22 +317,23 @@ def _mismatched_leaves(
     con: duckdb.DuckDBPyConnection, game_id: str | None = None
 ) -> list[LeafMismatch]:
     """Checkpointed games whose log now ends elsewhere than their leaf (or not finished)."""
+    events = _events_relation(con)
     only = "" if game_id is None else "AND l.game_id = $game"
     params = {} if game_id is None else {"game": game_id}
     rows = con.execute(
         f"""
         WITH leaves AS (
-            SELECT l.* FROM merkle_leaves l WHERE true {only}
+            SELECT l.* FROM store.merkle_leaves l WHERE true {only}
         ), last AS (
             SELECT e.game_id, max(e.seq) AS seq
-            FROM {EVENTS} e
+            FROM {events} e
             WHERE e.game_id IN (SELECT game_id FROM leaves)
             GROUP BY e.game_id
         )
         SELECT l.leaf_index, l.game_id, l.leaf_hash, e.hash, e.seq, e.type
         FROM leaves l
         LEFT JOIN last ON last.game_id = l.game_id
-        LEFT JOIN {EVENTS} e ON e.game_id = last.game_id AND e.seq = last.seq
+        LEFT JOIN {events} e ON e.game_id = last.game_id AND e.seq = last.seq
         WHERE e.hash IS DISTINCT FROM l.leaf_hash OR e.type IS DISTINCT FROM '{FINISHED_TYPE}'
         ORDER BY l.leaf_index
         """,
@@ -329,7 +348,8 @@ def verify_history(con: duckdb.DuckDBPyConnection) -> MerkleTree:
     Raises :class:`TamperError` listing every problem: leaves that do not reproduce a
     checkpoint root, consistency proofs that fail, games changed since checkpointed.
     """
-    ensure_schema(con)
+    if not _has_tables(con):
+        return MerkleTree()  # nothing was ever checkpointed (works on a read-only store)
     tree = _load_tree(con)
     problems = _check_history(tree, list_checkpoints(con))
     mismatches = _mismatched_leaves(con)
@@ -345,21 +365,56 @@ def _now_text(now: datetime | None) -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-def _new_finished_games(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str | None]]:
-    """Finished games not yet leaves, in ingest order (batch, then game id for ties)."""
-    return con.execute(
+def _append_new_leaves(con: duckdb.DuckDBPyConnection, start: int, created_at: str) -> bytes:
+    """Add finished games that are not leaves yet, as leaves ``start, start+1, ...``.
+
+    Order: ingest batch, then game id for games finished in the same batch. Done in
+    SQL (a million rows never pass through Python one by one); returns the new leaves'
+    data (32 bytes each, in leaf order). A finished game whose last event has no valid
+    hash is refused: the store always hashes, so that is damage, not a leaf.
+    """
+    events = _events_relation(con)
+    con.execute(
         f"""
+        CREATE OR REPLACE TEMP TABLE _rg_new_leaves AS
         WITH last AS (
-            SELECT game_id, max(seq) AS seq FROM {EVENTS}
-            WHERE game_id NOT IN (SELECT game_id FROM merkle_leaves)
+            SELECT game_id, max(seq) AS seq FROM {events}
+            WHERE game_id NOT IN (SELECT game_id FROM store.merkle_leaves)
             GROUP BY game_id
         )
-        SELECT e.game_id, e.hash
-        FROM last JOIN {EVENTS} e ON e.game_id = last.game_id AND e.seq = last.seq
+        SELECT e.game_id, e.hash, e.batch_id
+        FROM last JOIN {events} e ON e.game_id = last.game_id AND e.seq = last.seq
         WHERE e.type = '{FINISHED_TYPE}'
-        ORDER BY e.batch_id NULLS LAST, e.game_id
         """
-    ).fetchall()
+    )
+    try:
+        bad = con.execute(
+            "SELECT count(*), list(game_id ORDER BY game_id)[1:5] FROM _rg_new_leaves "
+            "WHERE hash IS NULL OR NOT regexp_full_match(hash, '[0-9a-f]{64}')"
+        ).fetchone()
+        if bad is not None and bad[0]:
+            raise CheckpointError(
+                f"{bad[0]} finished games end in an event without a valid hash: "
+                + ", ".join(bad[1])
+                + (" ..." if bad[0] > 5 else "")
+            )
+        con.execute(
+            """
+            INSERT INTO store.merkle_leaves
+            SELECT $start - 1 + row_number() OVER (ORDER BY batch_id NULLS LAST, game_id),
+                   game_id, hash, $created
+            FROM _rg_new_leaves
+            """,
+            {"start": start, "created": created_at},
+        )
+    finally:
+        con.execute("DROP TABLE IF EXISTS _rg_new_leaves")
+    row = con.execute(
+        "SELECT string_agg(leaf_hash, '' ORDER BY leaf_index) FROM store.merkle_leaves "
+        "WHERE leaf_index >= ?",
+        [start],
+    ).fetchone()
+    return b"" if row is None or row[0] is None else bytes.fromhex(row[0])
 
 
 def make_checkpoint(
@@ -387,27 +442,20 @@ def make_checkpoint(
 def _make_checkpoint(con: duckdb.DuckDBPyConnection, created_at: str) -> Checkpoint:
     tree = verify_history(con)
     previous = latest_checkpoint(con)
-    if previous is not None and previous.tree_size != tree.size:
+    checkpointed = 0 if previous is None else previous.tree_size
+    if checkpointed != tree.size:
+        # Leaves are only ever written with their checkpoint, in one transaction.
         raise TamperError(
-            [f"{tree.size} leaves are stored, but checkpoint {previous.n} has {previous.tree_size}"]
+            [f"{tree.size} leaves are stored, but the latest checkpoint covers {checkpointed}"]
         )
-    new = _new_finished_games(con)
-    unusable = [game for game, h in new if h is None or not _HEX64.fullmatch(h)]
-    if unusable:
-        shown = ", ".join(unusable[:5]) + (" ..." if len(unusable) > 5 else "")
-        raise CheckpointError(
-            f"{len(unusable)} finished games end in an event without a valid hash: {shown}"
-        )
+    start = tree.size
+    new = _append_new_leaves(con, start, created_at)
     if not new:
         if previous is None:
             raise CheckpointError("no finished game to checkpoint yet")
         return previous
-    start = tree.size
-    con.executemany(
-        "INSERT INTO merkle_leaves VALUES (?, ?, ?, ?)",
-        [(start + i, game, h, created_at) for i, (game, h) in enumerate(new)],
-    )
-    tree.extend(leaf_hash(bytes.fromhex(h)) for _, h in new)  # type: ignore[arg-type]
+    view = memoryview(new)
+    tree.extend(leaf_hash(view[i : i + HASH_SIZE]) for i in range(0, len(new), HASH_SIZE))
     proof: tuple[str, ...] | None = None
     if previous is not None:
         proof = tuple(h.hex() for h in tree.consistency_proof(previous.tree_size))
@@ -421,7 +469,7 @@ def _make_checkpoint(con: duckdb.DuckDBPyConnection, created_at: str) -> Checkpo
     if previous is not None:
         verify_consistency(previous, checkpoint, proof or ())  # never store a bad proof
     con.execute(
-        "INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO store.checkpoints VALUES (?, ?, ?, ?, ?)",
         [
             checkpoint.n,
             checkpoint.tree_size,
@@ -445,7 +493,7 @@ def inclusion_proof(
     """
     cp = get_checkpoint(con, checkpoint)
     row = con.execute(
-        "SELECT leaf_index, leaf_hash FROM merkle_leaves WHERE game_id = ?", [game_id]
+        "SELECT leaf_index, leaf_hash FROM store.merkle_leaves WHERE game_id = ?", [game_id]
     ).fetchone()
     if row is None:
         raise CheckpointError(

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from ..events.hashing import GENESIS_HASH, event_hash
+from ..events.timestamps import ts_millis
 from ..events.upcast import upcast
 from .findings import INTEGRITY, Finding, Halt
 from .variant import Event, GameContext, Transfer, Variant, variant_class
@@ -29,24 +29,6 @@ ENGINE_TYPES = frozenset(
     {"GameCreated", "PlayerConnected", "PlayerDisconnected", "ChipsTransferred", "RoundEnded",
      "GameEnded"}
 )
-
-_DAY_CACHE: dict[str, int] = {}
-
-
-def ts_millis(ts: str) -> int:
-    """``2026-11-29T18:00:00.000Z`` -> milliseconds since the epoch (exact, fast).
-
-    >>> ts_millis("1970-01-02T00:00:01.500Z")
-    86401500
-    """
-    day = _DAY_CACHE.get(ts[:10])
-    if day is None:
-        day = date.fromisoformat(ts[:10]).toordinal() - 719163  # days since 1970-01-01
-        _DAY_CACHE[ts[:10]] = day
-    return (
-        ((day * 24 + int(ts[11:13])) * 60 + int(ts[14:16])) * 60 + int(ts[17:19])
-    ) * 1000 + int(ts[20:23])
-
 
 @dataclass(slots=True)
 class Results:

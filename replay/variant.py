@@ -157,7 +157,31 @@ class Variant(ABC):
 
     @abstractmethod
     def snapshot(self, viewer: str | None = None) -> dict[str, Any]:
-        """The state as JSON-able data; with ``viewer`` only what that player could see."""
+        """The state as JSON-able data; with ``viewer`` only what that player could see.
+
+        Keys every variant uses where they apply (the HTML page and the views read them):
+        ``variant``, ``round``, ``dealer`` (player id), ``in_turn`` (player id or None),
+        ``active`` (player ids), ``hands`` ({player: [cards]}; with a viewer only his
+        own), ``hand_counts`` ({player: n}), ``stock_count``, ``stock`` (top first; only
+        without a viewer), ``discard_pile`` (bottom first), ``melds`` ([{kind, cards,
+        stands, owner}]), ``pots`` ({pool: chips}: ``pot``, ``kitty``, ``poker``,
+        ``pay:AH``...), ``scores`` ({player: int}), ``over``, ``winners``. Variant-specific
+        extras go under other keys (e.g. ``widow``, ``buy_window``).
+        """
+
+    # -- what the platform must do next (the simulator's driver asks these) --------------
+    def deal_due(self) -> dict[str, Any] | None:
+        """If a deal is due now: ``{"round", "dealer", "redeal", "cards"}`` where ``cards``
+        is the multiset (ints) the platform shuffles into ``RoundStarted.deck``."""
+        return None
+
+    def restock_due(self) -> list[int] | None:
+        """If the stock must be replenished now (C-RESTOCK): the cards to shuffle."""
+        return None
+
+    def rounds_finished(self) -> int:
+        """How many rounds have ended by the rules (the driver logs a RoundEnded each)."""
+        return 0
 
 
 _REGISTRY: dict[str, str] = {

@@ -466,6 +466,23 @@ class ClassicRummy(CardTable):
             return None
         return self.winners(), {}
 
+    def deal_due(self) -> dict[str, Any] | None:
+        if self.over:
+            return None
+        if not self.in_round or self.fresh_pending:
+            return {"round": max(self.round_no, 1), "dealer": self.dealer,
+                    "redeal": self.unanimous_fresh, "cards": sorted(self.expected_deck().elements())}
+        return None
+
+    def restock_due(self) -> list[int] | None:
+        if (self.in_round and not self.over and not self.stock and not self.drawn
+                and not self.first_move and len(self.pile) > 1):
+            return self.pile[:-1]
+        return None
+
+    def rounds_finished(self) -> int:
+        return 1 if self.over and self.in_round else 0
+
     def to_act(self) -> list[str]:
         if self.over or not self.in_round or self.current < 0:
             return []
@@ -525,12 +542,12 @@ class ClassicRummy(CardTable):
         out = self.table_snapshot(viewer)
         out.update(
             {
-                "pot": self.pot,
+                "pots": {"pot": self.pot},
                 "strikes": {self.player(s): k for s, k in enumerate(self.strikes) if k},
                 "fresh_votes": sorted(self.player(s) for s in self.fresh_votes),
                 "redeals": self.unanimous_fresh,
                 "over": self.over,
-                "winner": self.player(self.winner) if self.winner is not None else None,
+                "winners": self.winners(),
                 "melds": [m.to_dict() for m in self.declared],
             }
         )

@@ -1,0 +1,155 @@
+"""Ingest benchmark: JSONL -> validated, hash-checked rows in DuckDB, against the floor
+of merely parsing the same file with orjson, in the same run.
+
+    .venv/bin/python -m benchmarks.bench_ingest [--events 1000000] [--chained]
+
+The input is synthetic but spec-valid: many classic-like three-player games (created,
+players connect, a round with a full shuffled deck, alternating draws and discards,
+an end). It does not need to be a replay-valid game: ingest checks the contract and the
+chain, not the rules. Prints one JSON document with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+
+from rummyguard.events.cards import RANKS, SUITS
+from rummyguard.events.hashing import chain
+from rummyguard.events.store import EventStore
+
+DECK = [r + s for r in RANKS for s in SUITS]
+
+
+def _ts(ms: int) -> str:
+    s, milli = divmod(ms, 1000)
+    t = time.gmtime(1_795_000_000 + s)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", t) + f".{milli:03d}Z"
+
+
+def game_events(g: int, rng: random.Random, moves: int) -> list[dict[str, Any]]:
+    """One synthetic game of ``moves`` draw/discard pairs (about 2*moves+7 events)."""
+    game_id = f"bench-{g:07d}"
+    seats = [f"p{rng.randrange(5000):04d}" for _ in range(3)]
+    ms = g * 60_000
+    out: list[dict[str, Any]] = []
+
+    def add(type_name: str, actor: str, payload: dict[str, Any], v: int = 1) -> None:
+        nonlocal ms
+        ms += rng.randrange(200, 9000)
+        out.append({"event_id": f"{game_id}-{len(out):04d}", "game_id": game_id,
+                    "seq": len(out), "type": type_name, "v": v, "ts": _ts(ms),
+                    "actor": actor, "payload": payload})
+
+    add("GameCreated", "system", {"variant": "classic", "table_id": f"t{g % 97}",
+                                  "seats": seats, "dealer": 0, "stake": 100, "rules": {}})
+    for p in seats:
+        add("PlayerConnected", p, {"ip_hash": f"ip{rng.getrandbits(40):010x}",
+                                   "device_hash": f"dv{rng.getrandbits(40):010x}",
+                                   "client": "web"})
+    deck = DECK[:]
+    rng.shuffle(deck)
+    add("RoundStarted", "system", {"round": 1, "dealer": 0, "deck": deck, "redeal": 0})
+    for m in range(moves):
+        p = seats[m % 3]
+        card = deck[m % 52]
+        add("Drew", p, {"source": "stock", "cards": [card]}, v=2)
+        add("Discarded", p, {"card": card}, v=2)
+    add("RoundEnded", "system", {"round": 1, "winners": [seats[0]],
+                                 "scores": {seats[0]: 0, seats[1]: 10, seats[2]: 20}})
+    add("GameEnded", "system", {"winners": [seats[0]],
+                                "net": {seats[0]: 200, seats[1]: -100, seats[2]: -100}})
+    return out
+
+
+def write_log(path: Path, n_events: int, *, chained: bool, seed: int = 7) -> int:
+    """Write about ``n_events`` events (whole games), games interleaved in pairs so the
+    file is not one game after another; returns the exact count."""
+    rng = random.Random(seed)
+    count = 0
+    g = 0
+    with path.open("wb") as fh:
+        while count < n_events:
+            pair = [game_events(g, rng, 20), game_events(g + 1, rng, 20)]
+            g += 2
+            if chained:
+                pair = [chain(events) for events in pair]
+            a, b = pair
+            for i in range(max(len(a), len(b))):
+                for events in (a, b):
+                    if i < len(events):
+                        fh.write(orjson.dumps(events[i]))
+                        fh.write(b"\n")
+                        count += 1
+    return count
+
+
+def parse_floor(path: Path) -> float:
+    """Seconds to read the file and orjson-parse every line (nothing else)."""
+    t0 = time.perf_counter()
+    loads = orjson.loads
+    with path.open("rb") as fh:
+        for line in fh:
+            loads(line)
+    return time.perf_counter() - t0
+
+
+def machine() -> dict[str, Any]:
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
+            "duckdb": duckdb.__version__}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--chained", action="store_true", help="producer-chained input")
+    ap.add_argument("--workers", type=int, default=None, help="decode processes (default: auto)")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp:
+        log = Path(tmp) / "events.jsonl"
+        n = write_log(log, args.events, chained=args.chained)
+        floor = parse_floor(log)
+        db = Path(tmp) / "bench.duckdb"
+        t0 = time.perf_counter()
+        with EventStore.open(db) as store:
+            summary = store.ingest_files([log], workers=args.workers)
+        ingest = time.perf_counter() - t0
+        if summary.stored != n:
+            print(f"error: stored {summary.stored} of {n}: {summary.as_dict()}", file=sys.stderr)
+            return 1
+        result = {
+            "events": n,
+            "file_mb": round(log.stat().st_size / 1e6, 1),
+            "chained_by": "producer" if args.chained else "ingest",
+            "parse_floor_s": round(floor, 3),
+            "parse_floor_events_per_s": round(n / floor),
+            "ingest_s": round(ingest, 3),
+            "ingest_events_per_s": round(n / ingest),
+            "ratio_ingest_to_floor": round(ingest / floor, 2),
+            "machine": machine(),
+            "command": "python -m benchmarks.bench_ingest " + " ".join(argv or sys.argv[1:]),
+        }
+    sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

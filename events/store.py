@@ -1,0 +1,523 @@
+"""The store: one DuckDB file holding the event log, append-only and tamper-evident.
+
+Tables live in the schema ``store`` (the analyst views of :mod:`.views` live in
+``main``, so ``events`` in a query means the upcast view, never the raw table):
+
+``store.events``
+    One row per stored event. ``raw`` is the line exactly as received (byte-exact
+    JSON text); ``payload`` the payload as stored (original version); ``up_payload`` /
+    ``up_v`` the payload upcast to the current version when the stored one is older
+    (NULL otherwise); ``prev_hash`` / ``hash`` the chain links: the producer's when it
+    chained the game, else computed at ingest. ``UNIQUE(event_id)``,
+    ``UNIQUE(game_id, seq)``.
+``store.games_chain``
+    Per game: ``chained_by`` (``producer`` or ``ingest``), the next free seq and the
+    last hash (the chain head). It is written in the same transaction as the events,
+    so it also records how long each game was: a truncated game is caught here.
+``store.quarantine``
+    Every line that was not stored, with its source file, line number, reason code,
+    detail and raw text (and bytes). Unique per (source, line, raw, reason), so
+    re-ingesting a file adds nothing.
+``store.ingest_batches``
+    One row per committed batch (a transaction): source, line range, counts.
+
+Originals are never rewritten. Reads (:meth:`EventStore.load_game`) upcast.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+
+from .hashing import event_hash
+from .ingest import (
+    R_GAME_ID,
+    R_SEQ,
+    IngestSummary,
+    Progress,
+    Sequencer,
+    decode_lines,
+    ingest_files,
+    ingest_lines,
+    write_plan,
+)
+from .models import CURRENT_VERSION, GENESIS_HASH
+from .upcast import upcast
+
+SCHEMA_VERSION = 1
+
+_DDL = """
+CREATE SCHEMA IF NOT EXISTS store;
+CREATE SEQUENCE IF NOT EXISTS store.batch_seq START 1;
+CREATE TABLE IF NOT EXISTS store.meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS store.events (
+    event_id   VARCHAR NOT NULL UNIQUE,
+    game_id    VARCHAR NOT NULL,
+    seq        INTEGER NOT NULL,
+    type       VARCHAR NOT NULL,
+    v          INTEGER NOT NULL,
+    ts         TIMESTAMP NOT NULL,
+    ts_text    VARCHAR NOT NULL,
+    actor      VARCHAR NOT NULL,
+    payload    JSON NOT NULL,
+    up_payload JSON,
+    up_v       INTEGER,
+    prev_hash  VARCHAR NOT NULL,
+    hash       VARCHAR NOT NULL,
+    raw        VARCHAR NOT NULL,
+    batch_id   BIGINT NOT NULL,
+    UNIQUE (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS store.games_chain (
+    game_id    VARCHAR PRIMARY KEY,
+    chained_by VARCHAR NOT NULL,
+    next_seq   INTEGER NOT NULL,
+    last_hash  VARCHAR NOT NULL,
+    batch_id   BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS store.quarantine (
+    source      VARCHAR NOT NULL,
+    line_no     BIGINT NOT NULL,
+    reason      VARCHAR NOT NULL,
+    detail      VARCHAR NOT NULL,
+    raw         VARCHAR NOT NULL,
+    raw_bytes   BLOB NOT NULL,
+    raw_sha256  VARCHAR NOT NULL,
+    event_id    VARCHAR,
+    game_id     VARCHAR,
+    seq         BIGINT,
+    batch_id    BIGINT NOT NULL,
+    received_at TIMESTAMP NOT NULL,
+    UNIQUE (source, line_no, raw_sha256, reason)
+);
+CREATE TABLE IF NOT EXISTS store.ingest_batches (
+    batch_id     BIGINT PRIMARY KEY,
+    source       VARCHAR NOT NULL,
+    first_line   BIGINT NOT NULL,
+    last_line    BIGINT NOT NULL,
+    lines_read   BIGINT NOT NULL,
+    stored       BIGINT NOT NULL,
+    duplicates   BIGINT NOT NULL,
+    quarantined  BIGINT NOT NULL,
+    started_at   TIMESTAMP NOT NULL,
+    committed_at TIMESTAMP NOT NULL
+);
+"""
+
+
+class StoreError(Exception):
+    """A store that cannot be opened or used (missing, locked, not a store)."""
+
+
+class ConcurrencyError(StoreError):
+    """``append`` lost an optimistic-concurrency race: the game's next seq is not the
+    one the caller expected (another writer got there first). Reload and retry."""
+
+
+class AppendRejected(StoreError):
+    """``append`` refused an event (invalid, conflicting, or breaking the chain);
+    ``reason`` is one of the quarantine reason codes of :data:`.ingest.REASONS`."""
+
+    def __init__(self, reason: str, detail: str, seq: int | None = None) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+        self.seq = seq
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One integrity problem found by :meth:`EventStore.verify`."""
+
+    game_id: str
+    seq: int | None
+    kind: str  # bad_hash | chain_break | gap | reorder | head_mismatch | envelope_mismatch
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"game_id": self.game_id, "seq": self.seq, "kind": self.kind,
+                "detail": self.detail}
+
+
+@dataclass
+class VerifyReport:
+    games: int
+    events: int
+    problems: list[Problem]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "games_checked": self.games, "events_checked": self.events,
+                "problems": [p.as_dict() for p in self.problems]}
+
+
+def _connect(path: Path, read_only: bool, config: dict[str, Any], wait: float
+             ) -> duckdb.DuckDBPyConnection:
+    """Open the file, waiting up to ``wait`` seconds for another process's lock."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config=config)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise StoreError(f"cannot open store {path}: {_one_line(exc)}") from None
+            time.sleep(0.05)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open store {path}: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+class EventStore:
+    """The event log in one DuckDB file. Use :meth:`open`; close it (or use ``with``).
+
+    ``con`` is the DuckDB connection; other modules may create their own tables and
+    views with it (see :func:`rummyguard.events.views.register_view`).
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+        self.con = con
+        self.path = path
+        self.read_only = read_only
+
+    # --- life cycle -----------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        read_only: bool = False,
+        *,
+        wait: float = 30.0,
+        config: dict[str, Any] | None = None,
+    ) -> EventStore:
+        """Open (and in write mode create) the store at ``path``.
+
+        DuckDB lets one process write a file at a time; ``wait`` is how long to wait
+        for another process to let go of it. A read-only open of a missing file, or
+        of a file that is not a store, raises :class:`StoreError`.
+        """
+        path = Path(path)
+        if read_only and not path.exists():
+            raise StoreError(f"no store at {path} (ingest something first)")
+        con = _connect(path, read_only, dict(config or {}), wait)
+        store = cls(con, path, read_only)
+        if read_only:
+            if not store._has_schema():
+                con.close()
+                raise StoreError(f"{path} is not a rummyguard store")
+        else:
+            store.ensure_schema()
+        return store
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _has_schema(self) -> bool:
+        row = self.con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'store' "
+            "AND table_name = 'events'"
+        ).fetchall()
+        return bool(row and row[0][0])
+
+    def ensure_schema(self) -> None:
+        """Create the base tables and the analyst views (idempotent), and bring the
+        materialised upcasts up to the current catalog."""
+        from .views import create_base_views
+
+        self.con.execute(_DDL)
+        self.con.execute(
+            "INSERT INTO store.meta VALUES ('schema_version', ?) ON CONFLICT DO NOTHING",
+            [str(SCHEMA_VERSION)],
+        )
+        create_base_views(self.con)
+        self._refresh_upcasts()
+
+    def _refresh_upcasts(self) -> None:
+        """Re-upcast stored rows older than the current version whose materialised
+        upcast is stale (a new upcaster was added since they were ingested)."""
+        case = " ".join(f"WHEN '{t}' THEN {v}" for t, v in sorted(CURRENT_VERSION.items()))
+        stale = self.con.execute(
+            f"SELECT event_id, raw FROM store.events WHERE v < (CASE type {case} ELSE v END) "
+            f"AND coalesce(up_v, v) < (CASE type {case} ELSE v END)"
+        ).fetchall()
+        for event_id, raw in stale:
+            lifted = upcast(orjson.loads(raw))
+            self.con.execute(
+                "UPDATE store.events SET up_payload = ?, up_v = ? WHERE event_id = ?",
+                [orjson.dumps(lifted["payload"]).decode(), lifted["v"], event_id],
+            )
+
+    # --- writing ----------------------------------------------------------------------------
+    def ingest_files(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        batch_lines: int | None = None,
+        workers: int | None = None,
+        progress: Progress | None = None,
+    ) -> IngestSummary:
+        """Ingest JSONL (or .gz) files; see :func:`rummyguard.events.ingest.ingest_files`."""
+        kwargs: dict[str, Any] = {"workers": workers, "progress": progress}
+        if batch_lines is not None:
+            kwargs["batch_lines"] = batch_lines
+        return ingest_files(self, paths, **kwargs)
+
+    def ingest_lines(self, lines: Sequence[bytes], *, source: str = "<lines>") -> IngestSummary:
+        """Ingest raw JSONL lines held in memory."""
+        return ingest_lines(self, lines, source=source)
+
+    def append(self, game_id: str, events: list[dict[str, Any]], expected_seq: int) -> int:
+        """Append events of one game atomically, with optimistic concurrency.
+
+        ``expected_seq`` is the seq the caller believes is the game's next free one
+        (0 for a new game); if another writer moved the head, :class:`ConcurrencyError`
+        is raised and nothing is written. Events must be valid, of ``game_id``, numbered
+        ``expected_seq, expected_seq+1, ...`` and follow the game's chain mode (all with
+        ``prev_hash``/``hash``, or none; unchained ones are chained here). Anything else
+        raises :class:`AppendRejected` and writes nothing. Returns the new next seq.
+        """
+        if not events:
+            return self._next_seq(game_id)
+        lines = [orjson.dumps(e) for e in events]
+        dec = decode_lines(lines)
+        if dec.errors:
+            index, reason, detail = dec.errors[0]
+            raise AppendRejected(reason, detail, events[index].get("seq")
+                                 if isinstance(events[index], dict) else None)
+        for k, row in enumerate(dec.rows):
+            gid, seq = row[R_GAME_ID], row[R_SEQ]
+            if gid != game_id:
+                raise AppendRejected("invalid", f"event {k} belongs to game {gid!r}", seq)
+            if seq != expected_seq + k:
+                raise AppendRejected(
+                    "sequence_gap", f"event {k} has seq {seq}, expected {expected_seq + k}", seq)
+        started = time.time()
+        con = self.con
+        seqr = Sequencer()
+        try:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                head = self._next_seq(game_id)
+                if head != expected_seq:
+                    raise ConcurrencyError(
+                        f"game {game_id!r}: next seq is {head}, not {expected_seq}")
+                plan = seqr.plan(con, dec, lines)
+                if plan.quarantined or plan.duplicates:
+                    q = plan.quarantined[0] if plan.quarantined else None
+                    if q is None:
+                        raise AppendRejected("conflict_event_id", "an event_id is already stored")
+                    raise AppendRejected(q.reason, q.detail, q.seq)
+                write_plan(con, plan, lines, source="append", first_line=1, started=started)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        except (duckdb.TransactionException, duckdb.ConstraintException) as exc:
+            # Another connection committed the same seq (or head) first.
+            raise ConcurrencyError(f"game {game_id!r}: lost the race: {_one_line(exc)}") from None
+        return expected_seq + len(events)
+
+    def _next_seq(self, game_id: str) -> int:
+        row = self.con.execute(
+            "SELECT next_seq FROM store.games_chain WHERE game_id = ?", [game_id]
+        ).fetchall()
+        return int(row[0][0]) if row else 0
+
+    # --- reading ----------------------------------------------------------------------------
+    def game_ids(self, variant: str | None = None) -> list[str]:
+        """Every stored game id, sorted; only games of ``variant`` if given (by their
+        GameCreated event)."""
+        if variant is None:
+            rows = self.con.execute(
+                "SELECT game_id FROM store.games_chain ORDER BY game_id").fetchall()
+        else:
+            rows = self.con.execute(
+                "SELECT game_id FROM store.events WHERE type = 'GameCreated' "
+                "AND payload->>'variant' = ? ORDER BY game_id", [variant]).fetchall()
+        return [r[0] for r in rows]
+
+    def load_game(self, game_id: str) -> list[dict[str, Any]]:
+        """One game's events in seq order, upcast to the current versions, each a plain
+        dict as in EVENTS.md with ``prev_hash`` and ``hash`` set (the producer's, or the
+        ones computed at ingest). An unknown game gives ``[]``."""
+        rows = self.con.execute(
+            "SELECT raw, prev_hash, hash FROM store.events WHERE game_id = ? ORDER BY seq",
+            [game_id],
+        ).fetchall()
+        return [_to_event(raw, prev, h) for raw, prev, h in rows]
+
+    def iter_games(
+        self, batch_size: int = 500, *, variant: str | None = None,
+        game_ids: Sequence[str] | None = None,
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Yield whole games (each a list like :meth:`load_game`), in game_id order,
+        fetching ``batch_size`` games per query so memory stays bounded."""
+        ids = list(game_ids) if game_ids is not None else self.game_ids(variant)
+        for start in range(0, len(ids), batch_size):
+            chunk = ids[start : start + batch_size]
+            self.con.register("_rg_ids", {"game_id": chunk})
+            try:
+                rows = self.con.execute(
+                    "SELECT e.game_id, e.raw, e.prev_hash, e.hash FROM store.events e "
+                    "SEMI JOIN _rg_ids i ON e.game_id = i.game_id ORDER BY e.game_id, e.seq"
+                ).fetchall()
+            finally:
+                self.con.unregister("_rg_ids")
+            by_game: dict[str, list[dict[str, Any]]] = {}
+            for game_id, raw, prev, h in rows:
+                by_game.setdefault(game_id, []).append(_to_event(raw, prev, h))
+            for game_id in chunk:
+                if game_id in by_game:
+                    yield by_game[game_id]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table (for summaries and tests)."""
+        out = {}
+        for table in ("events", "games_chain", "quarantine", "ingest_batches"):
+            row = self.con.execute(f"SELECT count(*) FROM store.{table}").fetchall()
+            out[table] = int(row[0][0]) if row else 0
+        return out
+
+    # --- integrity ----------------------------------------------------------------------------
+    def verify(self, game_id: str | None = None) -> VerifyReport:
+        """Re-hash every stored event and walk each game's chain.
+
+        Reports, with game and seq: an event whose hash does not match its stored
+        content (``bad_hash``), a ``prev_hash`` that is not the previous event's hash
+        (``chain_break``), a missing seq (``gap``), an event stored at a seq other than
+        the one it carries (``reorder``), envelope columns that disagree with the raw
+        line (``envelope_mismatch``), and a chain head that disagrees with the events
+        (``head_mismatch``: events dropped from the end, or added behind ingest's back).
+        """
+        where = "WHERE e.game_id = ?" if game_id is not None else ""
+        params = [game_id] if game_id is not None else []
+        heads = {
+            g: (n, h, c) for g, n, h, c in self.con.execute(
+                "SELECT game_id, next_seq, last_hash, chained_by FROM store.games_chain"
+                + (" WHERE game_id = ?" if game_id is not None else ""), params
+            ).fetchall()
+        }
+        cur = self.con.execute(
+            "SELECT e.game_id, e.seq, e.event_id, e.type, e.v, e.raw, e.prev_hash, e.hash "
+            f"FROM store.events e {where} ORDER BY e.game_id, e.seq", params,
+        )
+        problems: list[Problem] = []
+        games = events = 0
+        state: dict[str, Any] = {"game": None}
+
+        def finish_game() -> None:
+            g = state["game"]
+            if g is None:
+                return
+            head = heads.pop(g, None)
+            if head is None:
+                problems.append(Problem(g, None, "head_mismatch",
+                                        "events stored without a chain head"))
+            elif (head[0], head[1]) != (state["expected"], state["prev"]):
+                problems.append(Problem(
+                    g, state["expected"], "head_mismatch",
+                    f"chain head records {head[0]} events ending in {head[1]:.12}…, the "
+                    f"store holds {state['count']} ending at seq {state['expected'] - 1} "
+                    f"({state['prev']:.12}…): events were dropped or added"))
+
+        while True:
+            rows = cur.fetchmany(10_000)
+            if not rows:
+                break
+            for gid, seq, event_id, type_name, v, raw, prev, stored_hash in rows:
+                events += 1
+                if gid != state["game"]:
+                    finish_game()
+                    games += 1
+                    chained_by = heads.get(gid, (0, "", "ingest"))[2]
+                    state.update(game=gid, expected=0, prev=GENESIS_HASH, count=0,
+                                 chained_by=chained_by)
+                state["count"] += 1
+                problems.extend(_check_row(state, gid, seq, event_id, type_name, v, raw,
+                                           prev, stored_hash))
+        finish_game()
+        if game_id is None:
+            for g, (n, _h, _c) in sorted(heads.items()):
+                problems.append(Problem(g, 0, "head_mismatch",
+                                        f"chain head records {n} events, the store holds none"))
+        elif game_id in heads:
+            n = heads[game_id][0]
+            problems.append(Problem(game_id, 0, "head_mismatch",
+                                    f"chain head records {n} events, the store holds none"))
+        return VerifyReport(games, events, problems)
+
+
+def _to_event(raw: str, prev: str, h: str) -> dict[str, Any]:
+    event = orjson.loads(raw)
+    event["prev_hash"] = prev
+    event["hash"] = h
+    return upcast(event)
+
+
+def _check_row(
+    state: dict[str, Any], gid: str, seq: int, event_id: str, type_name: str, v: int,
+    raw: str, prev: str, stored_hash: str,
+) -> list[Problem]:
+    """Check one stored row against the chain walked so far (``state``) and its raw."""
+    out: list[Problem] = []
+    expected = state["expected"]
+    if seq != expected:
+        out.append(Problem(gid, seq, "gap",
+                           f"expected seq {expected}, found seq {seq}: "
+                           f"{seq - expected} event(s) missing"))
+    try:
+        event = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        out.append(Problem(gid, seq, "bad_hash", "stored raw line is no longer JSON"))
+        state.update(expected=seq + 1, prev=stored_hash)
+        return out
+    if not isinstance(event, dict):
+        out.append(Problem(gid, seq, "bad_hash", "stored raw line is no longer an object"))
+        state.update(expected=seq + 1, prev=stored_hash)
+        return out
+    if event.get("seq") != seq:
+        out.append(Problem(gid, seq, "reorder",
+                           f"the event stored at seq {seq} says seq {event.get('seq')!r}"))
+    if (event.get("game_id"), event.get("event_id"), event.get("type"), event.get("v")) != (
+        gid, event_id, type_name, v
+    ):
+        out.append(Problem(gid, seq, "envelope_mismatch",
+                           "envelope columns differ from the stored raw line"))
+    if state["chained_by"] == "producer":
+        if event.get("hash") != stored_hash or event.get("prev_hash") != prev:
+            out.append(Problem(gid, seq, "envelope_mismatch",
+                               "hash columns differ from the producer's hash fields"))
+        body = event
+    else:
+        body = {**event, "prev_hash": prev}
+    try:
+        actual = event_hash(body)
+    except ValueError as exc:
+        actual = f"<{exc}>"
+    if actual != stored_hash:
+        out.append(Problem(gid, seq, "bad_hash",
+                           f"hash does not match the stored content (stored {stored_hash:.12}…, "
+                           f"recomputed {actual:.12}…)"))
+    if prev != state["prev"]:
+        out.append(Problem(gid, seq, "chain_break",
+                           f"prev_hash {prev:.12}… is not the hash of the previous stored "
+                           f"event ({state['prev']:.12}…)"))
+    state.update(expected=seq + 1, prev=stored_hash)
+    return out

@@ -1,0 +1,152 @@
+"""Analyst views over the store, and the read-only connection analysts get.
+
+Views live in DuckDB's ``main`` schema (the raw tables are in ``store``), so an analyst
+writes ``SELECT ... FROM events`` and gets current-version payloads. This module creates
+the base views ``events``, ``games``, ``quarantine`` and ``ingest_batches`` (documented
+in docs/sql.md); other modules add theirs (``moves``, ``player_games``, ``chip_flows``,
+``findings``, ``flags``) with :func:`register_view` on a writable store, e.g.::
+
+    with EventStore.open(path) as store:
+        register_view(store.con, "moves", "SELECT ... FROM events WHERE ...")
+
+:func:`connect_readonly` opens the file read-only with external access disabled and the
+configuration locked: queries cannot write, ATTACH, COPY TO, read or list files,
+install or load extensions, or turn any of that back on.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+EVENTS_VIEW = """
+SELECT e.event_id, e.game_id, e.seq, e.type,
+       coalesce(e.up_v, e.v) AS v,
+       e.v AS stored_v,
+       e.ts, e.ts_text, e.actor,
+       coalesce(e.up_payload, e.payload) AS payload,
+       e.payload AS stored_payload,
+       e.prev_hash, e.hash, c.chained_by, e.batch_id, e.raw
+FROM store.events e JOIN store.games_chain c USING (game_id)
+"""
+
+GAMES_VIEW = """
+WITH agg AS (
+    SELECT game_id, count(*) AS event_count, min(ts) AS first_ts, max(ts) AS last_ts,
+           max(seq) AS last_seq
+    FROM store.events GROUP BY game_id
+)
+SELECT c.game_id,
+       g.payload->>'variant' AS variant,
+       g.payload->>'table_id' AS table_id,
+       CAST(g.payload->'seats' AS VARCHAR[]) AS seats,
+       CAST(g.payload->>'dealer' AS INTEGER) AS dealer,
+       CAST(g.payload->>'stake' AS BIGINT) AS stake,
+       g.ts AS started_at,
+       x.ts AS ended_at,
+       coalesce(a.event_count, 0) AS event_count,
+       a.first_ts, a.last_ts, a.last_seq,
+       c.chained_by
+FROM store.games_chain c
+LEFT JOIN agg a USING (game_id)
+LEFT JOIN store.events g ON g.game_id = c.game_id AND g.type = 'GameCreated'
+LEFT JOIN store.events x ON x.game_id = c.game_id AND x.type = 'GameEnded'
+"""
+
+QUARANTINE_VIEW = """
+SELECT source, line_no, reason, detail, raw, event_id, game_id, seq, batch_id, received_at
+FROM store.quarantine
+"""
+
+BATCHES_VIEW = "SELECT * FROM store.ingest_batches"
+
+BASE_VIEWS: dict[str, str] = {
+    "events": EVENTS_VIEW,
+    "games": GAMES_VIEW,
+    "quarantine": QUARANTINE_VIEW,
+    "ingest_batches": BATCHES_VIEW,
+}
+
+
+class QueryError(Exception):
+    """A query the analyst connection refused or DuckDB could not run (one line)."""
+
+
+def register_view(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> None:
+    """Create or replace the view ``main.<name>`` as ``sql`` (needs a writable store).
+
+    Views are how analysis tables are exposed: they stay in the store file, so the
+    read-only ``rummyguard sql`` connection sees them.
+    """
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"bad view name {name!r}: letters, digits and _ only")
+    con.execute(f'CREATE OR REPLACE VIEW main."{name}" AS {sql}')
+
+
+def create_base_views(con: duckdb.DuckDBPyConnection) -> None:
+    for name, sql in BASE_VIEWS.items():
+        register_view(con, name, sql)
+
+
+#: The settings of the analyst connection (DuckDB 2.x names).
+READONLY_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,
+    "autoload_known_extensions": False,
+    "autoinstall_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
+
+
+def connect_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
+    """Open the store for analysts: read-only, no file or network access, locked.
+
+    Raises :class:`QueryError` (one line) if the file is missing, locked by a writer,
+    or not a store.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise QueryError(f"no store at {path} (run `rummyguard ingest` first)")
+    try:
+        con = duckdb.connect(str(path), read_only=True, config=dict(READONLY_CONFIG))
+    except duckdb.Error as exc:
+        raise QueryError(f"cannot open store {path}: {one_line(exc)}") from None
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_views() WHERE schema_name = 'main' AND view_name = 'events'"
+    ).fetchall()
+    if not row or not row[0][0]:
+        con.close()
+        raise QueryError(f"{path} is not a rummyguard store")
+    return con
+
+
+def one_line(exc: BaseException) -> str:
+    """DuckDB messages span lines (caret diagrams); analysts get the first sentence."""
+    text = str(exc).strip()
+    first = text.split("\n\n", 1)[0]
+    return " ".join(first.split())
+
+
+def run_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], list[tuple]]:
+    """Run ``query``; return column names and rows, or raise :class:`QueryError` with a
+    clear one-line reason (a refused write / ATTACH / COPY / file read says so)."""
+    try:
+        rel = con.execute(query)
+        if rel.description is None:
+            return [], []
+        columns = [d[0] for d in rel.description]
+        return columns, rel.fetchall()
+    except duckdb.PermissionException as exc:
+        raise QueryError(
+            f"refused: the analyst connection has no file or network access ({one_line(exc)})"
+        ) from None
+    except duckdb.Error as exc:
+        message = one_line(exc)
+        if "read-only" in message:
+            raise QueryError(f"refused: the store is opened read-only ({message})") from None
+        raise QueryError(message) from None
