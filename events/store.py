@@ -34,6 +34,7 @@ from typing import Any
 
 import duckdb
 import orjson
+import pyarrow as pa
 
 from .hashing import event_hash
 from .ingest import (
@@ -372,7 +373,7 @@ class EventStore:
         ids = list(game_ids) if game_ids is not None else self.game_ids(variant)
         for start in range(0, len(ids), batch_size):
             chunk = ids[start : start + batch_size]
-            self.con.register("_rg_ids", {"game_id": chunk})
+            self.con.register("_rg_ids", pa.table({"game_id": pa.array(chunk, pa.string())}))
             try:
                 rows = self.con.execute(
                     "SELECT e.game_id, e.raw, e.prev_hash, e.hash FROM store.events e "

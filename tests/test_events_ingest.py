@@ -338,3 +338,29 @@ def test_progress_callback_and_timing(store: EventStore, tmp_path: Path) -> None
     assert seen[-1] == (log.stat().st_size, 108)
     assert [s for _, s in seen] == sorted(s for _, s in seen)
     assert time.perf_counter() > 0
+
+
+# --- the command ------------------------------------------------------------------------
+def test_ingest_command_exit_codes_and_summary(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rummyguard.cli.app import app
+
+    runner = CliRunner()
+    db = str(tmp_path / "cli.duckdb")
+    ok = runner.invoke(app, ["ingest", str(SAMPLE), "--db", db])
+    assert ok.exit_code == 0, ok.stderr
+    assert "read 27 = stored 27 + duplicates 0 + quarantined 0" in ok.stdout
+    bad = runner.invoke(app, ["ingest", str(SAMPLE), str(EVENTS / "bad.jsonl"), "--db", db,
+                              "--json"])
+    assert bad.exit_code == 1
+    body = orjson.loads(bad.stdout)
+    assert (body["read"], body["duplicates"], body["quarantined"]) == (54, 27, 27)
+    assert body["balanced"] and body["reasons"]["not_json"] == 4
+    missing = runner.invoke(app, ["ingest", str(tmp_path / "nope.jsonl"), "--db", db])
+    assert missing.exit_code == 2 and "no such file" in missing.stderr
+    unreadable = tmp_path / "junk.duckdb"
+    unreadable.write_bytes(b"junk" * 1000)
+    broken = runner.invoke(app, ["ingest", str(SAMPLE), "--db", str(unreadable)])
+    assert broken.exit_code == 2 and "cannot open store" in broken.stderr
+    assert broken.stderr.count("\n") == 1

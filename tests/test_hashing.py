@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ def _sample() -> list[dict[str, Any]]:
 def test_chain_links_and_verifies() -> None:
     events = chain(_sample())
     assert events[0]["prev_hash"] == GENESIS_HASH
-    for a, b in zip(events, events[1:], strict=False):
+    for a, b in itertools.pairwise(events):
         assert b["prev_hash"] == a["hash"]
     assert verify_chain(events) == []
 
@@ -123,7 +124,7 @@ def test_verify_chain_finds_each_tampering_at_the_right_seq() -> None:
     flipped[7] = {**flipped[7], "payload": {"card": "5C"}}
     assert verify_chain(flipped) == [(7, "hash does not match the event's content")]
 
-    swapped = events[:5] + [events[6], events[5]] + events[7:]
+    swapped = [*events[:5], events[6], events[5], *events[7:]]
     problems = verify_chain(swapped)
     assert problems[0][0] == 6 and "gap" in problems[0][1]
 
