@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import typer
 
-from . import checkpoint_cmd, export_cmd, ingest_cmd, schema_cmd, sql_cmd, verify_log_cmd
+from . import (
+    checkpoint_cmd,
+    export_cmd,
+    ingest_cmd,
+    replay_cmd,
+    schema_cmd,
+    sql_cmd,
+    verify_cmd,
+    verify_log_cmd,
+)
 
 app = typer.Typer(
     name="rummyguard",
@@ -36,6 +45,8 @@ app.command("ingest")(ingest_cmd.ingest)
 app.command("verify-log")(verify_log_cmd.verify_log)
 app.command("export")(export_cmd.export)
 app.command("sql")(sql_cmd.sql)
+app.command("verify")(verify_cmd.verify)
+app.command("replay")(replay_cmd.replay)
 
 
 def main() -> None:

@@ -645,11 +645,14 @@ def _watch_parent(parent: int) -> None:
 
 
 def default_workers(total_bytes: int) -> int:
-    """Decode in worker processes only when the input is big enough to pay their
-    start-up (about a second to spawn and import)."""
-    if total_bytes < 64 * 1024 * 1024:
+    """Decode in worker processes only with cores to spare and input big enough to pay
+    their start-up. Measured on 2 cores: decoding inline while the writer thread runs
+    DuckDB (which releases the GIL) is faster than a worker process, because DuckDB
+    needs the second core (benchmarks/RESULTS.md)."""
+    cores = os.cpu_count() or 1
+    if total_bytes < 64 * 1024 * 1024 or cores < 4:
         return 0
-    return max(1, min(4, (os.cpu_count() or 1) - 1))
+    return min(4, cores - 2)
 
 
 def _chunks(src: _Source, size: int) -> Iterator[list[bytes]]:

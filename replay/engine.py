@@ -303,7 +303,7 @@ class GameEngine:
         return GameRecord(
             game_id=self.game_id,
             variant=self.variant_name,
-            findings=list(self.ctx.findings),
+            findings=sorted(self.ctx.findings, key=_by_seq),  # stable: found order within a seq
             halted=self.halted,
             results=Results(self.variant.winners(), self.net(), self.variant.scores()),
             transfers=list(self.ctx.transfers),
@@ -312,6 +312,10 @@ class GameEngine:
             state=self.variant,
             chained=self.chained,
         )
+
+
+def _by_seq(finding: Finding) -> int:
+    return finding.seq
 
 
 def _dict_diff(claimed: dict[str, int], computed: dict[str, int]) -> str:

@@ -9,6 +9,24 @@ replays logs, so a game it writes replays clean unless a fault is planted on pur
 Players are policies: ``policy(view) -> Choice`` where ``view`` is a :class:`Turn`
 with the player's legal moves and the engine (the simulator's fraud mechanisms may
 peek at hidden state through it; honest policies must only use ``turn.view``).
+
+Beyond the moves, the platform does what a real one does around them:
+
+- ``PlayerConnected`` for every seat right after ``GameCreated`` (``connections``: the
+  session's ip/device hashes), and ``PlayerDisconnected``/``PlayerConnected`` around a
+  timeout when a player's choice says he dropped (``Choice.disconnect``).
+- Classic clocks (CL-TIMER, CL-AUTOPLAY, CL-STRIKES): a move that would arrive after
+  both clocks ran out is replaced by an ``AutoPlayed`` at exactly the deadline, with the
+  cards the rule gives; the fourth timeout logs ``PlayerRemoved`` (``strikes``) instead.
+- A Fresh window after each deal (CL-FRESH): policies with a ``fresh_vote(turn)``
+  method answer with a delay (ms) or None; votes arrive in time order, before the first
+  player's move.
+- ``PlayerLeft`` from a policy is followed by the platform's ``PlayerRemoved`` (``left``).
+- Observers: policies with an ``observe(event)`` method see every logged event
+  (they must only use its public part).
+- ``planted``: ``(seq, player, mechanism)`` for every move whose ``Choice.mechanism``
+  was set (the simulator's ground truth), and ``fault_early_autoplay`` plants a
+  platform fault on purpose (an auto-play before the clocks ran out).
 """
 
 from __future__ import annotations
@@ -18,19 +36,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..events.cards import format_cards
+from ..events.cards import format_card, format_cards
 from ..events.timestamps import format_ts
 from ..replay.engine import GameEngine
+from ..replay.rules.classic import MAX_STRIKES
 from ..replay.variant import Variant
 
 
 @dataclass(slots=True)
 class Choice:
-    """A player's decision: the move and how long he thought (ms)."""
+    """A player's decision: the move and how long he thought (ms after the previous
+    event). ``mechanism`` names the fraud mechanism that made this choice (labels);
+    ``disconnect``: the player drops before the move (he lets the clock run out)."""
 
     type: str
     payload: dict[str, Any]
     think_ms: int = 3000
+    mechanism: str | None = None
+    disconnect: bool = False
 
 
 @dataclass(slots=True)
@@ -41,6 +64,7 @@ class Turn:
     moves: list[tuple[str, dict[str, Any]]]
     engine: GameEngine
     rng: random.Random
+    now_ms: int = 0
 
     @property
     def state(self) -> Variant:
@@ -83,6 +107,12 @@ class Platform:
     table_id: str = "t0"
     max_events: int = 5000
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: player -> (ip_hash, device_hash, client): logged as PlayerConnected after GameCreated
+    connections: dict[str, tuple[str, str, str]] | None = None
+    #: enforce the variant's clocks (classic) with platform auto-plays and removals
+    clocks: bool = True
+    #: plant a platform fault: auto-play this player's n-th turn (1-based) too early
+    fault_early_autoplay: tuple[str, int] | None = None
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -91,11 +121,21 @@ class Platform:
         self.rounds_logged = 0
         self.transfers_claimed = 0
         self.ended = False
+        self.planted: list[tuple[int, str, str]] = []
+        self.faults: list[tuple[int, str, str, str]] = []  # (seq, fault, rule, kind)
+        self.turns_started: dict[str, int] = {}
+        self._observers: list[Callable[[dict[str, Any]], None]] = []
+        self._turn_key: tuple[int, int] | None = None
 
     # -- logging -----------------------------------------------------------------------
-    def emit(self, type_: str, actor: str, payload: dict[str, Any], dt_ms: int = 200) -> dict[str, Any]:
-        """Log one event ``dt_ms`` after the previous and fold it into the engine."""
-        self.clock += max(dt_ms, 1)
+    def emit(self, type_: str, actor: str, payload: dict[str, Any], dt_ms: int = 200,
+             at_ms: int | None = None) -> dict[str, Any]:
+        """Log one event ``dt_ms`` after the previous (or at ``at_ms`` exactly, never
+        before the previous event) and fold it into the engine."""
+        if at_ms is not None:
+            self.clock = max(self.clock, at_ms)
+        else:
+            self.clock += max(dt_ms, 1)
         seq = len(self.events)
         event = {
             "event_id": f"{self.game_id}-{seq:05d}",
@@ -109,6 +149,8 @@ class Platform:
         }
         self.events.append(event)
         self.engine.apply(event)
+        for observe in self._observers:
+            observe(event)
         return event
 
     @property
@@ -166,10 +208,26 @@ class Platform:
             "variant": self.variant, "table_id": self.table_id, "seats": list(self.seats),
             "dealer": self.dealer, "stake": self.stake, "rules": dict(self.rules),
         }, dt_ms=0)
+        seen: set[int] = set()
+        for player in self.seats:
+            pol = self._policy(policies, player)
+            observe = getattr(pol, "observe", None)
+            if observe is not None and id(pol) not in seen:
+                seen.add(id(pol))
+                self._observers.append(observe)
+        if self.connections:
+            for player in self.seats:
+                ip, device, client = self.connections[player]
+                self.emit("PlayerConnected", player,
+                          {"ip_hash": ip, "device_hash": device, "client": client},
+                          dt_ms=self.rng.randint(40, 900))
+        has_fresh = "FreshPressed" in self.state.event_types
         while not self.ended:
             if self.engine.halted:
                 raise RuntimeError(f"{self.game_id}: the engine halted: {self.engine.findings[-1]}")
             if self.system_step():
+                if has_fresh and self.events[-1]["type"] == "RoundStarted":
+                    self._fresh_window(policies)
                 continue
             if len(self.events) >= self.max_events:
                 self._abandon()
@@ -181,10 +239,108 @@ class Platform:
             moves = self.state.legal_moves(player)
             if not moves:
                 raise RuntimeError(f"{self.game_id}: {player} is to act but has no legal move")
-            policy = policies if callable(policies) else policies[player]
-            choice = policy(Turn(player, moves, self.engine, self.rng))
-            self.emit(choice.type, player, choice.payload, choice.think_ms)
+            policy = self._policy(policies, player)
+            choice = policy(Turn(player, moves, self.engine, self.rng, self.clock))
+            self._play(player, choice)
         return self.events
+
+    @staticmethod
+    def _policy(policies: dict[str, Policy] | Policy, player: str) -> Policy:
+        return policies if callable(policies) else policies[player]
+
+    def _play(self, player: str, choice: Choice) -> None:
+        """Log a player's choice, or what the platform does instead (clocks, faults)."""
+        st = self.state
+        deadline_of = getattr(st, "clock_deadline", None) if self.clocks else None
+        deadline = deadline_of() if deadline_of is not None else None
+        if deadline is not None and choice.type != "PlayerLeft":
+            key = (st.seat(player), deadline)  # type: ignore[attr-defined]
+            new_turn = key != self._turn_key
+            if new_turn:
+                self._turn_key = key
+                self.turns_started[player] = self.turns_started.get(player, 0) + 1
+            fault = self.fault_early_autoplay
+            if fault is not None and fault[0] == player and new_turn \
+                    and self.turns_started[player] >= fault[1] \
+                    and self._early_autoplay(player, deadline, choice):
+                return
+            if self.clock + max(choice.think_ms, 1) > deadline:
+                self._timeout(player, deadline, choice)
+                return
+        event = self.emit(choice.type, player, choice.payload, choice.think_ms)
+        if choice.mechanism:
+            self.planted.append((event["seq"], player, choice.mechanism))
+        if choice.type == "PlayerLeft":
+            self.emit("PlayerRemoved", "system", {"player": player, "reason": "left"},
+                      dt_ms=self.rng.randint(20, 300))
+
+    def _timeout(self, player: str, deadline: int, choice: Choice) -> None:
+        """CL-AUTOPLAY / CL-STRIKES: both clocks ran out; the system plays or removes."""
+        st: Any = self.state
+        seat = st.seat(player)
+        if choice.disconnect:
+            gone = self.emit("PlayerDisconnected", player, {},
+                             dt_ms=min(max(choice.think_ms // 4, 500), max(deadline - self.clock - 1, 1)))
+            if choice.mechanism:
+                self.planted.append((gone["seq"], player, choice.mechanism))
+        if st.strikes[seat] >= MAX_STRIKES:
+            event = self.emit("PlayerRemoved", "system", {"player": player, "reason": "strikes"},
+                              at_ms=deadline)
+        else:
+            drew, discarded = st.expected_autoplay(seat)
+            event = self.emit("AutoPlayed", "system", {
+                "player": player,
+                "drew": format_card(drew) if drew is not None else None,
+                "discarded": format_card(discarded),
+                "strike": st.strikes[seat] + 1,
+            }, at_ms=deadline)
+        if choice.mechanism:
+            self.planted.append((event["seq"], player, choice.mechanism))
+        if choice.disconnect and st.active[seat]:
+            ip, device, client = (self.connections or {}).get(player, ("", "", "web"))
+            self.emit("PlayerConnected", player, {"ip_hash": ip, "device_hash": device,
+                                                  "client": client},
+                      dt_ms=self.rng.randint(300, 2500))
+
+    def _early_autoplay(self, player: str, deadline: int, choice: Choice) -> bool:
+        """The planted CL-AUTOPLAY fault: the platform auto-plays while the player still
+        has time on his clocks. False if it cannot be planted on this turn."""
+        st: Any = self.state
+        seat = st.seat(player)
+        if st.strikes[seat] >= MAX_STRIKES or deadline - self.clock < 3000:
+            return False
+        drew, discarded = st.expected_autoplay(seat)
+        if discarded is None:
+            return False
+        at = self.clock + min(max(choice.think_ms // 2, 1500), deadline - self.clock - 1000)
+        event = self.emit("AutoPlayed", "system", {
+            "player": player,
+            "drew": format_card(drew) if drew is not None else None,
+            "discarded": format_card(discarded),
+            "strike": st.strikes[seat] + 1,
+        }, at_ms=at)
+        self.faults.append((event["seq"], "early_autoplay", "CL-AUTOPLAY", "violation"))
+        self.fault_early_autoplay = None
+        return True
+
+    def _fresh_window(self, policies: dict[str, Policy] | Policy) -> None:
+        """CL-FRESH: after a deal, players may press Fresh; votes come in time order."""
+        st: Any = self.state
+        votes: list[tuple[int, int, str, str | None]] = []
+        for seat, player in enumerate(self.seats):
+            if not st.active[seat]:
+                continue
+            vote = getattr(self._policy(policies, player), "fresh_vote", None)
+            if vote is None:
+                continue
+            answer = vote(Turn(player, [("FreshPressed", {})], self.engine, self.rng, self.clock))
+            if answer is not None:
+                votes.append((answer[0], seat, player, answer[1]))
+        start = self.clock
+        for delay, _seat, player, mechanism in sorted(votes):
+            event = self.emit("FreshPressed", player, {}, at_ms=max(start + delay, self.clock + 1))
+            if mechanism:
+                self.planted.append((event["seq"], player, mechanism))
 
     def _abandon(self) -> None:
         """A game that will not end (e.g. random play): players leave until one is left."""

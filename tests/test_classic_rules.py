@@ -15,8 +15,8 @@ from rummyguard.events.hashing import chain
 from rummyguard.replay.engine import replay, state_at
 from rummyguard.replay.rules.classic import check_next_games
 
-P1_HAND = "3H 4H 5H 6H 7H 9C 9D 9S TD JD QD KC KD KH 2C".split()
-P2_HAND = "AS 2S 5C 6D 8S 8C JC QS 4D 7C TC 3S 5D 6S".split()
+P1_HAND = ["3H", "4H", "5H", "6H", "7H", "9C", "9D", "9S", "TD", "JD", "QD", "KC", "KD", "KH", "2C"]
+P2_HAND = ["AS", "2S", "5C", "6D", "8S", "8C", "JC", "QS", "4D", "7C", "TC", "3S", "5D", "6S"]
 UP = "8D"
 STOCK_TOP = ["AH", "2D", "JK", "QC", "QH"]
 DECK = stacked_deck([P1_HAND, P2_HAND], UP, STOCK_TOP)
@@ -133,7 +133,7 @@ def test_C_RUN_declared_run_with_a_gap():
 
 
 def test_C_RUN_wrap_around_is_illegal():
-    hand = "KH AH 2H 3H 4H 5H 9C 9D 9S TD JD QD 7C 7D 7S".split()
+    hand = ["KH", "AH", "2H", "3H", "4H", "5H", "9C", "9D", "9S", "TD", "JD", "QD", "7C", "7D", "7S"]
     deck = stacked_deck([hand, P2_HAND], UP, STOCK_TOP)
     log = Log()
     log.created("classic", ["p1", "p2"], dealer=1)
@@ -161,7 +161,7 @@ def test_C_SET_mixed_ranks():
 
 
 def _joker_game(run: dict) -> tuple[Log, int]:
-    hand = "3H 4H JK 6H 7H 9C 9D 9S TD JD QD KC KD KH 2C".split()
+    hand = ["3H", "4H", "JK", "6H", "7H", "9C", "9D", "9S", "TD", "JD", "QD", "KC", "KD", "KH", "2C"]
     deck = stacked_deck([hand, P2_HAND], UP, STOCK_TOP)
     log = Log()
     log.created("classic", ["p1", "p2"], dealer=1)
@@ -283,7 +283,7 @@ def test_CL_NODISCARD_TAKEN():
 
 
 def test_CL_NODISCARD_TAKEN_allows_another_copy_of_the_same_code():
-    hand2 = "AS 2S 5C 6D 8S 8C JC QS 4D 7C TC 3S 5D 2C".split()  # p2 holds 2C already
+    hand2 = ["AS", "2S", "5C", "6D", "8S", "8C", "JC", "QS", "4D", "7C", "TC", "3S", "5D", "2C"]  # p2 holds 2C already
     deck = stacked_deck([P1_HAND, hand2], UP, STOCK_TOP)
     log = Log()
     log.created("classic", ["p1", "p2"], dealer=1)
@@ -333,7 +333,7 @@ def test_CL_MELDS_set_of_two():
 
 
 def test_CL_MELDS_set_repeats_a_suit():
-    hand = "3H 4H 5H 6H 7H 9C 9D 9S TD JD QD KC KD KD 2C".split()
+    hand = ["3H", "4H", "5H", "6H", "7H", "9C", "9D", "9S", "TD", "JD", "QD", "KC", "KD", "KD", "2C"]
     deck = stacked_deck([hand, P2_HAND], UP, STOCK_TOP)
     log = Log()
     log.created("classic", ["p1", "p2"], dealer=1)
@@ -345,7 +345,7 @@ def test_CL_MELDS_set_repeats_a_suit():
 
 
 def test_CL_LONGRUN_no_run_of_four():
-    hand = "3H 4H 5H 9C 9D 9S 9H TD JD QD KC KD KH KS 2C".split()
+    hand = ["3H", "4H", "5H", "9C", "9D", "9S", "9H", "TD", "JD", "QD", "KC", "KD", "KH", "KS", "2C"]
     deck = stacked_deck([hand, P2_HAND], UP, STOCK_TOP)
     log = Log()
     log.created("classic", ["p1", "p2"], dealer=1)
@@ -360,7 +360,7 @@ def test_CL_LONGRUN_no_run_of_four():
 
 
 def test_CL_LONGRUN_joker_counts_unless_configured_otherwise():
-    hand = "3H 4H 5H JK 9C 9D 9S 9H TD JD QD KC KD KH 2C".split()
+    hand = ["3H", "4H", "5H", "JK", "9C", "9D", "9S", "9H", "TD", "JD", "QD", "KC", "KD", "KH", "2C"]
     deck = stacked_deck([hand, P2_HAND], UP, STOCK_TOP)
     melds = [
         {"kind": "run", "cards": ["3H", "4H", "5H", "JK"]},
@@ -542,7 +542,7 @@ def test_CL_STRIKES_removed_before_three_strikes():
 def test_CL_LEAVE_leaving_forfeits_and_next_turn_starts():
     log = Log()
     log.created("classic", ["p1", "p2", "p3"], dealer=2)
-    deck = stacked_deck([P1_HAND, P2_HAND, "AC 2H 3C 4C 5S 6C 7S 8H TS JS KS 4S 6H 7D".split()],
+    deck = stacked_deck([P1_HAND, P2_HAND, ["AC", "2H", "3C", "4C", "5S", "6C", "7S", "8H", "TS", "JS", "KS", "4S", "6H", "7D"]],
                         UP, STOCK_TOP)
     log.round(deck, dealer=2)
     log.discard("p1", "2C")

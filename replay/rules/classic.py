@@ -115,7 +115,7 @@ class ClassicRummy(CardTable):
             return
         if self.in_round and not self.fresh_pending:
             self.ctx.violation("CL-FRESH", "the round was redealt without a unanimous Fresh")
-        if p["redeal"] != self.unanimous_fresh:
+        elif p["redeal"] != self.unanimous_fresh:
             self.ctx.violation(
                 "CL-FRESH",
                 f"redeal number {p['redeal']}, but {self.unanimous_fresh} unanimous Fresh so far",
@@ -298,7 +298,7 @@ class ClassicRummy(CardTable):
             self.ctx.violation(
                 "CL-RUMMY", "the declared melds leave " + " ".join(format_cards(sorted(left.elements())))
             )
-        if sum(used.values()) - 1 != 14:
+        elif sum(used.values()) - 1 != 14:
             self.ctx.violation("CL-RUMMY", f"the melds cover {sum(used.values()) - 1} cards, not 14")
         natural_only = not self.config["long_run_allows_joker"]
         if not any(

@@ -1,0 +1,104 @@
+"""``rummyguard verify``: replay every game and report every finding by rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..replay.rule_text import rule_text
+from ..replay.verify import VerifyRun, read_games_from_files, save_run, verify_games
+from .common import DbOption, console, db_path, err_console, fail, print_json
+
+
+def verify(
+    files: list[Path] = typer.Argument(
+        None, help="JSONL event logs to replay directly. Without files: every game in the store.",
+        show_default=False),
+    db: Path | None = DbOption,
+    as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+) -> None:
+    """Replay every game through the rules engine and list each finding with its rule.
+
+    A finding is a `violation` (a move the rules forbid was accepted), a `discrepancy`
+    (a platform claim — score, payout, winners — differs from the recomputed value), or
+    `integrity` (the log itself is broken). Exit 0 when all games are clean, 1 when any
+    finding exists, 2 on unusable input. With --db (or without FILES) the findings and
+    results are also stored, for the SQL views `findings` and `player_games`.
+    """
+    run = VerifyRun()
+    store = None
+    if files:
+        for path in files:
+            if not path.is_file():
+                fail(f"no such file: {path}")
+        games = read_games_from_files(files, run)
+        source = list(games.values())
+        total = len(source)
+    else:
+        from ..events.store import EventStore, StoreError
+
+        try:
+            store = EventStore.open(db_path(db))
+        except StoreError as exc:
+            fail(str(exc))
+        total = len(store.game_ids())
+        source = store.iter_games()
+    try:
+        if progress and err_console.is_terminal and total > 1:
+            with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=err_console, transient=True) as bar:
+                task = bar.add_task("verify", total=total)
+                verify_games(source, run, progress=lambda n: bar.advance(task, n))
+        else:
+            verify_games(source, run)
+        if store is None and db is not None:
+            from ..events.store import EventStore, StoreError
+
+            try:
+                store = EventStore.open(db_path(db))
+            except StoreError as exc:
+                fail(str(exc))
+        if store is not None:
+            save_run(store.con, run)
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        print_json(run.to_json())
+    else:
+        _print_table(run)
+    if run.unattributed:
+        if not as_json:
+            fail(f"{len(run.unattributed)} line(s) could not be read as events of any game "
+                 f"(first: {run.unattributed[0].source}:{run.unattributed[0].line_no}: "
+                 f"{run.unattributed[0].reason})")
+        raise typer.Exit(2)
+    if any(r.findings for r in run.records):
+        raise typer.Exit(1)
+
+
+def _print_table(run: VerifyRun) -> None:
+    summary = run.summary()
+    if not run.records:
+        console.print("no games to verify")
+        return
+    examples: dict[str, tuple[str, str, int, int]] = {}
+    for r in run.records:
+        for f in r.findings:
+            kind, game, seq, n = examples.get(f.rule, (f.kind, r.game_id, f.seq, 0))
+            examples[f.rule] = (kind, game, seq, n + 1)
+    if examples:
+        table = Table(title="Findings by rule", show_lines=False)
+        for col in ("rule", "kind", "count", "first at (game:seq)", "rule text"):
+            table.add_column(col, overflow="fold")
+        for rule, (kind, game, seq, n) in sorted(examples.items()):
+            table.add_row(rule, kind, str(n), f"{game}:{seq}", rule_text(rule)[:90])
+        console.print(table)
+    console.print(
+        f"{summary['games']} games replayed: {summary['clean']} clean, "
+        f"{summary['games'] - summary['clean']} with findings"
+    )

@@ -1,0 +1,227 @@
+"""Verify many games: replay each, add the rules that span games (CL-NEXT), summarise,
+and persist findings and results into the store for SQL (views ``findings`` and
+``player_games``).
+
+Input is whole games (lists of event dicts in seq order), from JSONL files or the
+store. Lines that are not valid events are folded into their game as ``LOG-EVENT``
+integrity findings when their game can be told, so nothing read is silently lost.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..events.timestamps import ts_millis
+from .engine import GameRecord, replay
+from .findings import Finding
+from .rules.classic import check_next_games
+
+
+@dataclass
+class BadLine:
+    """A line of an input file that is not a valid event."""
+
+    source: str
+    line_no: int
+    reason: str
+    game_id: str | None
+    seq: int | None
+
+
+@dataclass
+class VerifyRun:
+    records: list[GameRecord] = field(default_factory=list)
+    bad_lines: list[BadLine] = field(default_factory=list)
+    created: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def unattributed(self) -> list[BadLine]:
+        return [b for b in self.bad_lines if b.game_id is None]
+
+    def summary(self) -> dict[str, Any]:
+        by_rule = Counter(f.rule for r in self.records for f in r.findings)
+        return {
+            "games": len(self.records),
+            "clean": sum(1 for r in self.records if r.clean),
+            "findings_by_rule": dict(sorted(by_rule.items())),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "games": [r.to_dict() for r in self.records],
+            "summary": self.summary(),
+        }
+        if self.unattributed:
+            out["unreadable_lines"] = [
+                {"source": b.source, "line": b.line_no, "reason": b.reason} for b in self.unattributed
+            ]
+        return out
+
+
+def read_games_from_files(paths: Iterable[Path], run: VerifyRun) -> dict[str, list[dict[str, Any]]]:
+    """Group the events of JSONL files by game (file order kept within a game)."""
+    from ..events.ingest import read_jsonl_events
+
+    games: dict[str, list[dict[str, Any]]] = {}
+    for path in paths:
+        for line_no, raw, event in read_jsonl_events(path):
+            if isinstance(event, dict):
+                games.setdefault(event["game_id"], []).append(event)
+                continue
+            game_id, seq = _salvage_ids(raw)
+            run.bad_lines.append(BadLine(str(path), line_no, str(event), game_id, seq))
+            if game_id is not None:
+                games.setdefault(game_id, [])
+    return games
+
+
+def _salvage_ids(raw: str) -> tuple[str | None, int | None]:
+    """The game id and seq of a line that failed validation, if they can be read."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None, None
+    if not isinstance(obj, dict):
+        return None, None
+    game_id = obj.get("game_id")
+    seq = obj.get("seq")
+    return (game_id if isinstance(game_id, str) and game_id else None,
+            seq if type(seq) is int else None)
+
+
+def verify_games(
+    games: Iterable[list[dict[str, Any]]],
+    run: VerifyRun | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> VerifyRun:
+    """Replay every game; then add bad-line and cross-game (CL-NEXT) findings."""
+    run = run or VerifyRun()
+    bad_by_game: dict[str, list[BadLine]] = {}
+    for b in run.bad_lines:
+        if b.game_id is not None:
+            bad_by_game.setdefault(b.game_id, []).append(b)
+    for events in games:
+        if not events:
+            continue
+        record = replay(events)
+        for b in bad_by_game.pop(record.game_id, []):
+            seq = b.seq if b.seq is not None else record.last_seq
+            record.findings.append(Finding(seq, "LOG-EVENT", "integrity",
+                                           f"{b.source}:{b.line_no} is not a valid event: {b.reason}"))
+        first = events[0]
+        if first["type"] == "GameCreated":
+            run.created[record.game_id] = {**first["payload"], "ts": first["ts"]}
+        run.records.append(record)
+        if progress is not None:
+            progress(1)
+    for game_id, bads in sorted(bad_by_game.items()):  # games with no valid event at all
+        findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity",
+                            f"{b.source}:{b.line_no} is not a valid event: {b.reason}") for b in bads]
+        from .engine import Results
+
+        run.records.append(GameRecord(game_id, "", findings, True, Results([], {}, {}), [], 0, -1))
+    _check_tables(run)
+    run.records.sort(key=lambda r: r.game_id)
+    return run
+
+
+def _check_tables(run: VerifyRun) -> None:
+    """CL-NEXT: at each table, the next classic game starts with the last winner."""
+    by_id = {r.game_id: r for r in run.records}
+    tables: dict[str, list[tuple[int, str]]] = {}
+    for game_id, created in run.created.items():
+        if created.get("variant") == "classic":
+            tables.setdefault(created["table_id"], []).append((ts_millis(created["ts"]), game_id))
+    for games in tables.values():
+        games.sort()
+        rows = [
+            (gid, run.created[gid]["dealer"], run.created[gid]["seats"], by_id[gid].results.winners)
+            for _, gid in games
+        ]
+        for game_id, message in check_next_games(rows):
+            by_id[game_id].findings.insert(0, Finding(0, "CL-NEXT", "violation", message))
+
+
+# --- persistence -------------------------------------------------------------------------------
+
+_DDL = """
+CREATE SCHEMA IF NOT EXISTS store;
+CREATE TABLE IF NOT EXISTS store.replay_games (
+    game_id VARCHAR PRIMARY KEY, variant VARCHAR, clean BOOLEAN, halted BOOLEAN,
+    winners VARCHAR[], findings INTEGER, events INTEGER, last_seq INTEGER, verified_at TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS store.replay_findings (
+    game_id VARCHAR, seq INTEGER, rule VARCHAR, kind VARCHAR, message VARCHAR, n INTEGER
+);
+CREATE TABLE IF NOT EXISTS store.replay_player_games (
+    game_id VARCHAR, player VARCHAR, seat INTEGER, variant VARCHAR, net BIGINT,
+    score BIGINT, won BOOLEAN
+);
+CREATE OR REPLACE VIEW main.findings AS
+    SELECT f.game_id, f.seq, f.rule, f.kind, f.message, g.variant
+    FROM store.replay_findings f JOIN store.replay_games g USING (game_id);
+CREATE OR REPLACE VIEW main.player_games AS
+    SELECT p.game_id, p.player, p.seat, p.variant, p.net, p.score, p.won,
+           g.clean, g.halted
+    FROM store.replay_player_games p JOIN store.replay_games g USING (game_id);
+"""
+
+
+def save_run(con: Any, run: VerifyRun) -> None:
+    """Write (replace) the results of every verified game into the store, in one
+    transaction; the views ``findings`` and ``player_games`` read them."""
+    import pyarrow as pa
+
+    con.execute(_DDL)
+    ids = [r.game_id for r in run.records]
+    games, findings, players = [], [], []
+    for r in run.records:
+        games.append((r.game_id, r.variant, r.clean, r.halted, r.results.winners, len(r.findings),
+                      r.events_read, r.last_seq))
+        for n, f in enumerate(r.findings):
+            findings.append((r.game_id, f.seq, f.rule, f.kind, f.message, n))
+        seats = run.created.get(r.game_id, {}).get("seats", list(r.results.net))
+        for seat, player in enumerate(seats):
+            players.append((r.game_id, player, seat, r.variant, r.results.net.get(player, 0),
+                            r.results.scores.get(player), player in r.results.winners))
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.register("_rg_ids", pa.table({"game_id": pa.array(ids, pa.string())}))
+        for table in ("replay_games", "replay_findings", "replay_player_games"):
+            con.execute(f"DELETE FROM store.{table} WHERE game_id IN (SELECT game_id FROM _rg_ids)")
+        con.unregister("_rg_ids")
+        _insert(con, "replay_games", games,
+                ["game_id", "variant", "clean", "halted", "winners", "findings", "events", "last_seq"],
+                extra="now()")
+        _insert(con, "replay_findings", findings, ["game_id", "seq", "rule", "kind", "message", "n"])
+        _insert(con, "replay_player_games", players,
+                ["game_id", "player", "seat", "variant", "net", "score", "won"])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _insert(con: Any, table: str, rows: list[tuple], columns: list[str], extra: str | None = None) -> None:
+    if not rows:
+        return
+    import pyarrow as pa
+
+    data = pa.table({c: [row[i] for row in rows] for i, c in enumerate(columns)})
+    con.register("_rg_rows", data)
+    cols = ", ".join(columns)
+    if extra:
+        con.execute(f"INSERT INTO store.{table} SELECT {cols}, {extra} FROM _rg_rows")
+    else:
+        con.execute(f"INSERT INTO store.{table} ({cols}) SELECT {cols} FROM _rg_rows")
+    con.unregister("_rg_rows")
+
+
+def iter_store_games(store: Any) -> Iterator[list[dict[str, Any]]]:
+    yield from store.iter_games()
