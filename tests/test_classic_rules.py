@@ -608,7 +608,7 @@ def test_LOG_SEQ_gap_and_repeat():
     events = clean_game().events
     gap = events[:3] + events[4:]
     assert (4, "LOG-SEQ", "integrity") in findings(replay(gap))
-    rep = events[:4] + [events[3]] + events[4:]
+    rep = [*events[:4], events[3], *events[4:]]
     assert (3, "LOG-SEQ", "integrity") in findings(replay(rep))
 
 

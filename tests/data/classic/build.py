@@ -1,3 +1,4 @@
+# ruff: noqa: E702 - a compact table of one-line scenarios
 """Regenerate the classic sample logs: ``python tests/data/classic/build.py``.
 
 Each log breaks exactly one rule; its expected findings are declared here by hand
