@@ -57,7 +57,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "pickups": pa.schema([
         ("game_id", pa.string()), ("seq", pa.int32()), ("player", pa.string()),
         ("source", pa.string()), ("ncards", pa.int8()), ("gain", pa.int8()),
-        ("pile_gain", pa.int8()), ("stock_gain", pa.int8()), ("from_player", pa.string()),
+        ("pile_gain", pa.int8()), ("stock_gain", pa.int8()), ("from_player", pa.string()),  # who discarded the pile top
         ("dist", pa.int16()),
     ]),
     "player_games": pa.schema([
@@ -194,7 +194,7 @@ class _Observer:
                           "connect" if etype == "PlayerConnected" else "disconnect", ts,
                           p.get("ip_hash"), p.get("device_hash"), p.get("client"))
         elif etype == "RoundStarted" and hands is not None:
-            assert self.fam is not None
+            self.pile_from = ""  # the turned-up card: nobody discarded it
             for s, pid in enumerate(self.seats):
                 if sum(hands[s]):
                     self.deal_dists.setdefault(pid, []).append(self.dist(hands[s]))
@@ -267,7 +267,7 @@ class _Observer:
         pile_gain = int(g[self.pile_top]) if self.pile_top is not None else -1
         stock_gain = int(g[self.stock_top]) if self.stock_top is not None else -1
         source = p["source"]
-        from_player = self.pile_from if source == "discard" else None
+        from_player = self.pile_from if self.pile_top is not None and self.pile_from else None
         self.sink.add("pickups", self.game_id, event["seq"], player, source, len(cards), gain,
                       pile_gain, stock_gain, from_player, self.dist(hand))
         if source == "discard" and self.last_discard_seq >= 0:

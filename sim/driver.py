@@ -41,6 +41,7 @@ from ..events.timestamps import format_ts
 from ..replay.engine import GameEngine
 from ..replay.rules.classic import MAX_STRIKES
 from ..replay.variant import Variant
+from . import fastpaths
 
 
 @dataclass(slots=True)
@@ -113,6 +114,8 @@ class Platform:
     clocks: bool = True
     #: plant a platform fault: auto-play this player's n-th turn (1-based) too early
     fault_early_autoplay: tuple[str, int] | None = None
+    #: install the simulator's fast paths (same moves, less search; see sim/fastpaths.py)
+    fast: bool = True
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -208,6 +211,8 @@ class Platform:
             "variant": self.variant, "table_id": self.table_id, "seats": list(self.seats),
             "dealer": self.dealer, "stake": self.stake, "rules": dict(self.rules),
         }, dt_ms=0)
+        if self.fast and self.engine.variant is not None:
+            fastpaths.install(self.engine.variant)
         seen: set[int] = set()
         for player in self.seats:
             pol = self._policy(policies, player)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from ...events.cards import JOKER, NCARDS, format_card, make_card, parse_card, rank_of, suit_of
 
@@ -363,16 +364,14 @@ def _search(hand, wild_cards, nwild, rules, need_long, long_wild_ok, melds):
     # sets through `first`
     same_rank = [make_card(rank, s) for s in range(4) if hand[make_card(rank, s)] > 0]
     others = [c for c in same_rank if c != first]
-    for size in (3, 4) if rules.set_max != 3 else (3,):
-        from itertools import combinations
-
-        for combo in combinations(others, size - 1):
-            for wilds in range(0, min(nwild, size - 1) + 1):
-                naturals = [first, *combo[: size - 1 - wilds]]
-                if len(naturals) + wilds != size or len(naturals) < rules.set_min_naturals:
-                    continue
-                if len(set(naturals)) != len(naturals) and rules.set_distinct_suits:
-                    continue
+    set_sizes = range(rules.set_min, (rules.set_max or rules.set_min + 2) + 1)
+    for size in set_sizes:
+        for wilds in range(0, min(nwild, size - 1) + 1):
+            k = size - wilds  # naturals, `first` included
+            if k < max(1, rules.set_min_naturals):
+                continue
+            for combo in combinations(others, k - 1):
+                naturals = [first, *combo]
                 for c in naturals:
                     hand[c] -= 1
                 used = [w for _ in range(wilds) if (w := _take_wild(hand, wild_cards)) is not None]

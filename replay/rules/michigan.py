@@ -235,6 +235,8 @@ class Michigan(Variant):
         self.owner[card] = dst
 
     def _where(self, card: int) -> str:
+        if card == JOKER:
+            return "not in the deck"
         o = self.owner[card]
         return f"held by {self.names[o]}" if o >= 0 else _PLACE[o]
 
@@ -418,7 +420,7 @@ class Michigan(Variant):
         for c in cards:
             if c == JOKER or self.owner[c] != seat:
                 raise self.ctx.halt(
-                    "C-HOLD", f"{actor} declared {format_card(c)}, which is {self._where(c) if c != JOKER else 'not in the deck'}"
+                    "C-HOLD", f"{actor} declared {format_card(c)}, which is {self._where(c)}"
                 )
         if len(set(cards)) != POKER_SIZE:
             self.ctx.violation(
@@ -454,9 +456,7 @@ class Michigan(Variant):
         actor = self.names[seat]
         if card == JOKER or self.owner[card] != seat:
             raise self.ctx.halt(
-                "C-HOLD",
-                f"{actor} plays {format_card(card)}, which is "
-                f"{self._where(card) if card != JOKER else 'not in the deck'}",
+                "C-HOLD", f"{actor} plays {format_card(card)}, which is {self._where(card)}"
             )
         if self.poker_open:
             missing = [self.names[s] for s in self.poker_pending()]
@@ -524,8 +524,7 @@ class Michigan(Variant):
         if not alive:
             return
         names = [self.names[s] for s in alive]
-        first = self.names[self.next_active(self.dealer)] if self.active[self.next_active(self.dealer)] \
-            else names[0]
+        first = self.names[self.next_active(self.dealer)]  # always a player still in
         total = sum(self.pools[p] for p in self.pay_pool.values())
         if total:
             shares = split_pot(total, names, names, first)

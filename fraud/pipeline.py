@@ -1,0 +1,181 @@
+"""Running the facts map over a whole log, locally, on all cores.
+
+The unit of work is one game (ARCHITECTURE.md "Scale"): the parent reads games' raw
+JSON lines from the store (or JSON Lines files) in batches, a process pool runs
+:func:`~rummyguard.fraud.facts.batch_facts_raw` on each batch, and the Arrow tables
+come back to be concatenated. Raw lines, not parsed dicts, cross the process boundary
+because strings pickle far cheaper than nested dicts.
+
+Results are written to the store as tables in the schema ``fraud`` (``fraud.moves``,
+``fraud.discards``, ...) plus the analyst views ``moves``, ``chip_flows`` and, when no
+other module has defined it, ``player_games``; and optionally as Parquet files.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+import duckdb
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..events.store import EventStore
+from ..events.views import register_view
+from .facts import SCHEMAS, TABLES, batch_facts_raw
+
+Progress = Callable[[int], None]  # called with the number of games just finished
+
+
+def store_game_batches(store: EventStore, batch_games: int = 400) -> tuple[int, Iterator[list[list[str]]]]:
+    """(number of games, iterator of batches of games as raw JSON lines in seq order)."""
+    ids = [r[0] for r in store.con.execute(
+        "SELECT game_id FROM store.games_chain ORDER BY game_id").fetchall()]
+
+    def gen() -> Iterator[list[list[str]]]:
+        for start in range(0, len(ids), batch_games):
+            chunk = ids[start:start + batch_games]
+            store.con.register("_rg_fact_ids", pa.table({"game_id": pa.array(chunk, pa.string())}))
+            try:
+                tbl = store.con.execute(
+                    "SELECT e.game_id, e.raw FROM store.events e SEMI JOIN _rg_fact_ids i "
+                    "ON e.game_id = i.game_id ORDER BY e.game_id, e.seq").fetch_arrow_table()
+            finally:
+                store.con.unregister("_rg_fact_ids")
+            yield _group(tbl.column("game_id").to_pylist(), tbl.column("raw").to_pylist())
+
+    return len(ids), gen()
+
+
+def _group(game_ids: list[str], raws: list[str]) -> list[list[str]]:
+    out: list[list[str]] = []
+    last = None
+    for gid, raw in zip(game_ids, raws, strict=True):
+        if gid != last:
+            out.append([])
+            last = gid
+        out[-1].append(raw)
+    return out
+
+
+def jsonl_game_batches(paths: Sequence[str | Path], batch_games: int = 400
+                       ) -> tuple[int, Iterator[list[list[str]]]]:
+    """Games from JSON Lines files (any order across games, seq order within a game)."""
+    games: dict[str, list[tuple[int, str]]] = {}
+    for path in paths:
+        with open(path, "rb") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                ev = orjson.loads(line)
+                games.setdefault(ev["game_id"], []).append((ev["seq"], line.decode()))
+    ids = sorted(games)
+
+    def gen() -> Iterator[list[list[str]]]:
+        for start in range(0, len(ids), batch_games):
+            yield [[raw for _, raw in sorted(games[g])] for g in ids[start:start + batch_games]]
+
+    return len(ids), gen()
+
+
+def _concat(parts: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
+    out = {}
+    for name in TABLES:
+        tables = [p[name] for p in parts if p[name].num_rows]
+        out[name] = pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table()
+    return out
+
+
+def run_facts(batches: Iterable[list[list[str]]], *, workers: int = 0,
+              progress: Progress | None = None) -> dict[str, pa.Table]:
+    """Map the facts over batches of games; ``workers`` 0 = in this process."""
+    parts: list[dict[str, pa.Table]] = []
+    if workers <= 0:
+        for batch in batches:
+            parts.append(batch_facts_raw(batch))
+            if progress:
+                progress(len(batch))
+        return _concat(parts)
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pending: deque[tuple[Future[dict[str, pa.Table]], int]] = deque()
+        for batch in batches:
+            pending.append((pool.submit(batch_facts_raw, batch), len(batch)))
+            while len(pending) > 2 * workers:
+                fut, n = pending.popleft()
+                parts.append(fut.result())
+                if progress:
+                    progress(n)
+        while pending:
+            fut, n = pending.popleft()
+            parts.append(fut.result())
+            if progress:
+                progress(n)
+    return _concat(parts)
+
+
+MOVES_VIEW = "SELECT * FROM fraud.moves"
+CHIP_FLOWS_VIEW = "SELECT * FROM fraud.chip_flows"
+PLAYER_GAMES_VIEW = "SELECT * FROM fraud.player_games"
+
+
+def load_facts(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> None:
+    """(Re)create ``fraud.<table>`` from the Arrow tables (sorted: byte-stable output)."""
+    con.execute("CREATE SCHEMA IF NOT EXISTS fraud")
+    for name, tbl in tables.items():
+        con.register("_rg_fact", tbl)
+        try:
+            order = "game_id, seq" if "seq" in tbl.column_names else "game_id, player"
+            extra = ", target" if name == "discards" else (", src, dst, kind" if name == "chip_flows"
+                                                           else "")
+            con.execute(f"CREATE OR REPLACE TABLE fraud.{name} AS SELECT * FROM _rg_fact "
+                        f"ORDER BY {order}{extra}")
+        finally:
+            con.unregister("_rg_fact")
+
+
+def publish_views(con: duckdb.DuckDBPyConnection) -> None:
+    """The analyst views over the facts: ``moves``, ``chip_flows``, ``player_games`` (the
+    last only if nobody else defined it — the replay's verify may own that name)."""
+    register_view(con, "moves", MOVES_VIEW)
+    register_view(con, "chip_flows", CHIP_FLOWS_VIEW)
+    row = con.execute(
+        "SELECT sql FROM duckdb_views() WHERE schema_name = 'main' AND view_name = 'player_games'"
+    ).fetchall()
+    if not row or "fraud.player_games" in (row[0][0] or ""):
+        register_view(con, "player_games", PLAYER_GAMES_VIEW)
+
+
+def write_parquet(tables: dict[str, pa.Table], directory: str | Path) -> list[Path]:
+    """One Parquet file per fact table (``DIR/<table>.parquet``)."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name, tbl in tables.items():
+        path = out / f"{name}.parquet"
+        pq.write_table(tbl, path, compression="zstd")
+        files.append(path)
+    return files
+
+
+def memory_db(tables: dict[str, pa.Table]) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB holding the facts as ``fraud.*`` (evaluation, tests)."""
+    con = duckdb.connect()
+    load_facts(con, tables)
+    return con
+
+
+__all__ = [
+    "jsonl_game_batches",
+    "load_facts",
+    "memory_db",
+    "publish_views",
+    "run_facts",
+    "store_game_batches",
+    "write_parquet",
+]
