@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean browser
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,9 +15,22 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/rummyguard demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/pytest -n 2
+
+# The HTML replay page is tested in a real headless Chromium (Debian's package, driven by
+# Playwright from the dev extra; never `playwright install`). Installed once, as root, when
+# missing; if that cannot be done the browser tests skip and say why.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium for the browser tests (apt-get)"; \
+		{ DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		    chromium chromium-driver fonts-dejavu-core >/dev/null; } \
+		|| echo "could not install chromium: the browser tests will be skipped"; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

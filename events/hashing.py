@@ -33,7 +33,7 @@ def _ascii_keys(value: Any) -> bool:
         return all(_ascii_keys(v) for v in value)
     if isinstance(value, float):
         raise CanonicalError("events hold integers only; got a float")
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**53:
         raise CanonicalError("integers beyond 2**53 have no exact JCS form")
     return True
 
@@ -51,9 +51,18 @@ def canonical(value: Any) -> bytes:
 
 
 def event_hash(event: dict[str, Any]) -> str:
-    """The hash of an event: sha256 over JCS of the event without its ``hash`` key."""
-    body = {k: v for k, v in event.items() if k != "hash"}
-    return hashlib.sha256(canonical(body)).hexdigest()
+    """The hash of an event: sha256 over JCS of the event without its ``hash`` key.
+
+    For a *validated* event (integers only, within ±(2**53 - 1): the contract) sorted
+    compact orjson output that is pure ASCII is exactly JCS, so the bytes are checked
+    instead of walking the event; anything else takes :func:`canonical`.
+    """
+    body = dict(event)
+    body.pop("hash", None)
+    out = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+    if not out.isascii():
+        out = canonical(body)
+    return hashlib.sha256(out).hexdigest()
 
 
 def chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

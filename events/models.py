@@ -63,8 +63,8 @@ def _check_index_keys(value: dict[str, str] | None) -> dict[str, str] | None:
 Id = Annotated[str, Field(min_length=1, max_length=MAX_ID)]
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 Card = Annotated[str, Field(pattern=r"^(?:[2-9TJQKA][CDHS]|JK)$")]
-Count = Annotated[int, Field(ge=0, le=2**53)]
-Chips = Annotated[int, Field(ge=-(2**53), le=2**53)]
+Count = Annotated[int, Field(ge=0, le=2**53 - 1)]
+Chips = Annotated[int, Field(ge=-(2**53 - 1), le=2**53 - 1)]
 Timestamp = Annotated[str, Field(max_length=24), AfterValidator(_check_ts)]
 Hex64 = Annotated[str, Field(pattern=HEX64)]
 Pool = Annotated[str, Field(min_length=1, max_length=MAX_ID + 8)]  # player id or pay:<card>

@@ -41,9 +41,9 @@ def store_game_batches(store: EventStore, batch_games: int = 400) -> tuple[int, 
             chunk = ids[start:start + batch_games]
             store.con.register("_rg_fact_ids", pa.table({"game_id": pa.array(chunk, pa.string())}))
             try:
-                tbl = store.con.execute(
+                tbl = store.con.sql(
                     "SELECT e.game_id, e.raw FROM store.events e SEMI JOIN _rg_fact_ids i "
-                    "ON e.game_id = i.game_id ORDER BY e.game_id, e.seq").fetch_arrow_table()
+                    "ON e.game_id = i.game_id ORDER BY e.game_id, e.seq").to_arrow_table()
             finally:
                 store.con.unregister("_rg_fact_ids")
             yield _group(tbl.column("game_id").to_pylist(), tbl.column("raw").to_pylist())

@@ -205,7 +205,7 @@ def _players(value: Any) -> str:
 
 def _amounts(value: Any) -> str:
     if not isinstance(value, dict) or not value:
-        return "—"
+        return "none"
     return ", ".join(f"{k} {v:+d}" if isinstance(v, int) else f"{k} {v}" for k, v in value.items())
 
 
@@ -418,8 +418,9 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) ->
     seats: list[str] = []
     out_events: list[dict[str, Any]] = []
     patches: list[Any] = []
-    anchors: list[int] = []
-    details: list[list[list[str]] | None] = []
+    #: id(finding) -> (event index it belongs to, claimed/recomputed rows); the record
+    #: holds the same objects (ordered by seq), plus the end-of-game transfer check
+    found: dict[int, tuple[int, list[list[str]] | None]] = {}
     prev: Json = None
     halt_index: int | None = None
     seq_index: dict[int, int] = {}
@@ -440,8 +441,7 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) ->
         if any(f.kind == DISCREPANCY for f in new) and event.get("type") in ("RoundEnded", "GameEnded"):
             rows_by_topic = _claim_rows(engine, _current(event))
         for f in new:
-            anchors.append(seq_index.get(f.seq, i) if f.seq != seq else i)
-            details.append(_details(f, rows_by_topic, None))
+            found[id(f)] = (seq_index.get(f.seq, i) if f.seq != seq else i, _details(f, rows_by_topic, None))
         state = engine.variant.snapshot(viewer) if engine.variant is not None else {}
         state = _jsonable(state)
         patches.append(["=", state] if i == 0 else diff(prev, state))
@@ -460,22 +460,20 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) ->
         raise ValueError("the log has no GameCreated: there is no seat to view it from")
     record = engine.record()
     transfer_rows = _transfer_rows(engine)
-    for f in record.findings[len(anchors):]:
-        anchors.append(seq_index.get(f.seq, len(events) - 1))
-        details.append(_details(f, None, transfer_rows))
     findings = []
-    for k, f in enumerate(record.findings):
+    for f in record.findings:
+        anchor, rows = found.get(id(f)) or (seq_index.get(f.seq, len(events) - 1),
+                                            _details(f, None, transfer_rows))
         findings.append({
-            "n": k,
-            "i": anchors[k],
+            "i": anchor,
             "seq": f.seq,
             "rule": f.rule,
             "kind": f.kind,
             "message": f.message,
             "rule_text": rule_text(f.rule),
-            "details": details[k],
+            "details": rows,
         })
-    findings.sort(key=lambda f: (f["i"], f["n"]))
+    findings.sort(key=lambda f: f["i"])  # stable: the record's order within an event
     for k, f in enumerate(findings):
         f["n"] = k
     created = _current(events[0]).get("payload", {}) if events[0].get("type") == "GameCreated" else {}

@@ -150,7 +150,7 @@
       if (v.length === 0) return el("span", "empty", "none");
       if (isCardList(v)) return cardRow(v, "cards hand");
       if (v.every(function (x) { return x === null || typeof x !== "object"; })) {
-        return el("span", null, v.map(function (x) { return String(x); }).join(", "));
+        return el("span", null, v.map(function (x) { return x === null ? "—" : String(x); }).join(", "));
       }
       var list = el("div");
       v.forEach(function (x) { list.appendChild(generic(x, depth + 1)); });
@@ -220,7 +220,7 @@
     return z;
   }
 
-  function board(s) {
+  function board(s, layout) {
     var b = el("div", "board");
     if (typeof s.stock_count === "number" || Array.isArray(s.stock)) {
       var count = typeof s.stock_count === "number" ? s.stock_count : s.stock.length;
@@ -286,12 +286,22 @@
         b.appendChild(yz);
       }
     }
-    if (s.widow !== undefined) {
-      var wz = zone("Widow", "widow");
-      if (typeof s.widow === "number") wz.appendChild(s.widow ? backs(s.widow, "cards hand") : el("div", "empty", "none"));
-      else wz.appendChild(generic(s.widow));
-      b.appendChild(wz);
-    }
+    // Hidden piles (``widow`` + ``widow_count``...): faces when the view shows them, else backs.
+    layout.piles.forEach(function (k) {
+      var pz = zone(humanize(k), "pile-" + k);
+      var count = s[k + "_count"];
+      if (Array.isArray(s[k])) pz.appendChild(s[k].length ? cardRow(s[k], "cards hand") : el("div", "empty", "none"));
+      else pz.appendChild(count ? backs(count, "cards hand") : el("div", "empty", "none"));
+      pz.appendChild(el("div", "zone-note", count + (count === 1 ? " card" : " cards") +
+        (Array.isArray(s[k]) ? "" : ", face down")));
+      b.appendChild(pz);
+    });
+    // Other top-level card values (Michigan's ``played``, Liverpool's ``live_discard``...).
+    layout.cardKeys.forEach(function (k) {
+      var cz = zone(humanize(k), "zone-" + k);
+      cz.appendChild(cardRow(Array.isArray(s[k]) ? s[k] : [s[k]], "cards pile-cards"));
+      b.appendChild(cz);
+    });
     if (Array.isArray(s.melds)) {
       var mz = zone("Melds on the table", "melds");
       mz.classList.add("melds-zone");
@@ -322,6 +332,32 @@
     return b;
   }
 
+  // Sort the snapshot's keys the convention does not name: hidden piles (K with K_count),
+  // card values (drawn on the board), per-player values (on the seats), the rest (generic).
+  function classify(s) {
+    var used = {};
+    KNOWN.forEach(function (k) { used[k] = true; });
+    var out = { piles: [], cardKeys: [], stats: [], extras: [] };
+    Object.keys(s).forEach(function (k) {
+      var m = /^(.+)_count$/.exec(k);
+      if (m && !used[k] && typeof s[k] === "number" && Object.prototype.hasOwnProperty.call(s, m[1]) &&
+          (s[m[1]] === null || Array.isArray(s[m[1]]))) {
+        out.piles.push(m[1]); used[k] = true; used[m[1]] = true;
+      }
+    });
+    if (s.pots && typeof s.pots === "object" && Object.keys(s.pots).some(function (k) { return k.indexOf("pay:") === 0; })) {
+      used.pay_cards = true; // drawn as the pay-card tiles
+    }
+    Object.keys(s).forEach(function (k) {
+      if (used[k]) return;
+      var v = s[k];
+      if ((typeof v === "string" && isCard(v)) || isCardList(v)) out.cardKeys.push(k);
+      else if (isPerPlayer(v)) out.stats.push({ key: k, value: v });
+      else out.extras.push(k);
+    });
+    return out;
+  }
+
   function drawTable(i) {
     var s = STATES[i] || {};
     var t = document.getElementById("rg-table");
@@ -345,11 +381,8 @@
     if (Object.keys(s).length === 0) status.appendChild(el("span", null, "No game state yet (the log has not created the game)."));
     t.appendChild(status);
 
-    var extras = [], stats = [];
-    Object.keys(s).forEach(function (k) {
-      if (KNOWN.indexOf(k) >= 0 || k === "widow") return;
-      if (isPerPlayer(s[k])) stats.push({ key: k, value: s[k] }); else extras.push(k);
-    });
+    var layout = classify(s);
+    var extras = layout.extras, stats = layout.stats;
     var order = SEATS.slice();
     Object.keys(s.hand_counts || {}).forEach(function (p) { if (order.indexOf(p) < 0) order.push(p); });
     var top, bottom;
@@ -364,7 +397,7 @@
     var topEl = el("div", "seats seats-top");
     top.forEach(function (p) { topEl.appendChild(seatPanel(p, s, stats)); });
     t.appendChild(topEl);
-    t.appendChild(board(s));
+    t.appendChild(board(s, layout));
     if (extras.length) {
       var ex = el("div", "board");
       ex.dataset.testid = "extras";

@@ -97,6 +97,14 @@ class Variant(ABC):
     #: the defaults of every config key of GameCreated.rules
     config_defaults: ClassVar[Mapping[str, Any]] = {}
 
+    #: event type -> unbound ``apply_<Type>`` method, built once per class
+    _handlers: ClassVar[dict[str, Callable[[Any, Event], None]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        types = getattr(cls, "event_types", frozenset())
+        cls._handlers = {t: getattr(cls, "apply_" + t) for t in types if hasattr(cls, "apply_" + t)}
+
     def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
         self.ctx = ctx
         self.config = self.read_config(rules)
@@ -124,11 +132,11 @@ class Variant(ABC):
     # -- the fold ------------------------------------------------------------------------
     def apply(self, event: Event) -> None:
         """Apply one event (already past the engine's envelope checks)."""
-        handler: Callable[[Event], None] | None = getattr(self, "apply_" + event["type"], None)
-        if handler is None or event["type"] not in self.event_types:
+        handler = self._handlers.get(event["type"])
+        if handler is None:
             self.ctx.integrity("LOG-EVENT", f"{event['type']} is not an event of {self.name}")
             return
-        handler(event)
+        handler(self, event)
 
     # -- questions the engine and the tools ask ---------------------------------------------
     @abstractmethod

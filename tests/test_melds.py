@@ -191,12 +191,34 @@ def test_find_partition_is_sound_and_finds_constructed_hands(data):
 
 def test_find_partition_with_jokers_and_a_hopeless_hand():
     hand = [0] * 53
-    for c in parse_cards("3H 4H JK 6H 9C 9D JK TD JD QD KC KD KH KS".split()):
+    for c in parse_cards(["3H", "4H", "JK", "6H", "9C", "9D", "JK", "TD", "JD", "QD", "KC", "KD", "KH", "KS"]):
         hand[c] += 1
     parts = find_partition(hand, RULES, need_long_run=4)
     assert parts is not None
     _check_partition(hand, parts)
     hopeless = [0] * 53
-    for c in parse_cards("2C 4D 6H 8S TC QD AH 3S 5C 7D 9H JS KC 2D".split()):
+    for c in parse_cards(["2C", "4D", "6H", "8S", "TC", "QD", "AH", "3S", "5C", "7D", "9H", "JS", "KC", "2D"]):
         hopeless[c] += 1
     assert find_partition(hopeless, RULES, need_long_run=4) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_find_partition_with_jokers_is_sound(data):
+    """Hands built from valid melds with some cards swapped for jokers: whatever the
+    search returns must be a valid partition of exactly that hand."""
+    hand = [0] * 53
+    suit, lo = data.draw(st.integers(0, 3)), data.draw(st.integers(2, 9))
+    cards = [make_card(v - 2, suit) for v in range(lo, lo + 5)]
+    for _ in range(3):
+        rank = data.draw(st.integers(0, 12))
+        suits = data.draw(st.lists(st.integers(0, 3), min_size=3, max_size=3, unique=True))
+        cards += [make_card(rank, s) for s in suits]
+    jokers = data.draw(st.sets(st.integers(0, len(cards) - 1), max_size=4))
+    cards = [JOKER if i in jokers else c for i, c in enumerate(cards)]
+    for c in cards:
+        hand[c] += 1
+    assume(max(hand[:52]) <= 2)
+    parts = find_partition(hand, RULES, need_long_run=4)
+    if parts is not None:
+        _check_partition(hand, parts)

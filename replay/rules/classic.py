@@ -204,8 +204,9 @@ class ClassicRummy(CardTable):
         self.current = seat
         self.turn_start = ts_ms
         self.drawn = False
-        self.taken = Counter()
-        self.before_take = Counter()
+        if self.taken:
+            self.taken = Counter()
+            self.before_take = Counter()
         self.drawn_stock = None
         self.first_move = False
         self.late_reported = False

@@ -441,22 +441,32 @@ def _search(hand, wild_cards, nwild, rules, need_long, long_wild_ok, melds):
 
 
 def _place_wilds(hand, wild_cards, rules, melds):
-    """Attach leftover wilds to melds that can take them (runs upward, then sets)."""
+    """Attach leftover wilds to melds that can take them (runs at either end, sets);
+    on failure every wild taken is given back, so the caller's hand stays intact."""
     out = [(k, list(cs)) for k, cs in melds]
+    taken: list[int] = []
     while (w := _take_wild(hand, wild_cards)) is not None:
-        for k, cs in out:
-            if k == "set" and (rules.set_max is None or len(cs) < rules.set_max):
-                cs.append(w)
-                break
-            if k == "run":
-                try:
-                    m = validate_meld("run", [*cs, w], None, rules)
-                except MeldError:
-                    continue
-                if m:
-                    cs.append(w)
-                    break
-        else:
-            hand[w] += 1
+        taken.append(w)
+        if not any(_attach(k, cs, w, rules) for k, cs in out):
+            for t in taken:
+                hand[t] += 1
             return None
+    for t in taken:  # the caller restores the hand itself when it returns a partition
+        hand[t] += 1
     return out
+
+
+def _attach(kind: str, cards: list[int], wild: int, rules: MeldRules) -> bool:
+    if kind == "set":
+        if rules.set_max is None or len(cards) < rules.set_max:
+            cards.append(wild)
+            return True
+        return False
+    for candidate in ([*cards, wild], [wild, *cards]):
+        try:
+            validate_meld("run", candidate, None, rules)
+        except MeldError:
+            continue
+        cards[:] = candidate
+        return True
+    return False

@@ -1,0 +1,289 @@
+"""Features: per player and per pair, from the fact tables, in DuckDB SQL (step 5).
+
+Every signal is measured *relative to the same player's behaviour toward third parties
+in comparable situations*, and carries its evidence count, so a strong-looking value
+built on three discards is visibly thin:
+
+- feeding (a -> b): how much more a's discards help b's hidden hand than a's other
+  options would have (``gain - alt_gain``), compared with the same excess toward a's
+  other opponents; as a Welch t statistic (``feed_t``) with the count ``feed_n``;
+  plus how much more often b picks up a's discards than other players' (``take_lift``).
+- soft play (a -> b): a declines useful pile cards discarded by b more often than useful
+  cards discarded by others (``soft_lift``, ``soft_t``, ``soft_n``).
+- directed chip flow beyond deal strength: chips that went from a to b (pot-mediated
+  flows) minus what b's dealt hands made expected, per chip staked (``flow_excess``).
+- hidden-card knowledge (player): discards that avoid helping opponents' hidden hands
+  more than the player's options allow (``hc_excess``, ``hc_t``), and draws from the
+  stock that follow the hidden stock top's value once the visible pile top's value is
+  held fixed (``stock_informed``).
+- timing (player): spread of log think time (``think_sd``), its correlation with the
+  decision difficulty (``think_diff_corr``).
+- timeouts and Fresh (player): auto-play rate, use of the extra clock, disconnects,
+  Fresh presses and the hand strength at a Fresh press.
+- co-seating beyond the lobby (pair): games together over the number expected from both
+  players' activity in the same hours (``co_lift``).
+- shared devices / IPs (pair): distinct device and IP hashes both accounts connected from.
+
+Inputs: a DuckDB connection holding ``fraud.moves`` ... (see :mod:`.facts`). Outputs are
+polars DataFrames ordered by player (pair: ``p1 < p2``) — byte-stable.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+#: player-level feature columns (model inputs), in order
+PLAYER_FEATURES: tuple[str, ...] = (
+    "n_games", "win_rate", "win_resid", "net_per_stake",
+    "think_sd", "think_sd_draw", "think_diff_corr", "think_median_log", "slow_share",
+    "extra_clock_share", "auto_rate", "disconnect_rate", "left_rate", "fresh_rate",
+    "fresh_dist_rel", "hc_excess", "hc_t", "hc_next_excess", "stock_informed", "pick_gain",
+    "keep_gain", "n_devices", "n_ips", "device_sharers",
+)
+
+#: pair-level feature columns (model inputs), in order
+PAIR_FEATURES: tuple[str, ...] = (
+    "co_games", "co_lift", "feed_t", "feed_lift", "feed_n", "take_lift", "keep_lift",
+    "soft_t", "soft_lift", "soft_n", "flow_excess", "flow_net", "flow_z", "left_with",
+    "shared_devices", "shared_ips", "win_with",
+)
+
+_PLAYER_SQL = """
+WITH pg AS (
+    SELECT *, floor(coalesce(deal_dist, 8))::INT AS dd FROM fraud.player_games
+),
+pwin AS (  -- P(win | table size, deal strength): what the deal explains
+    SELECT n_seats, dd, avg(won::INT)::DOUBLE AS p_win FROM pg GROUP BY n_seats, dd
+),
+res AS (
+    SELECT pg.player, count(*) AS n_games, avg(won::INT) AS win_rate,
+           avg(won::INT - p_win) AS win_resid,
+           avg(net / greatest(stake, 1)) AS net_per_stake,
+           avg(left_game::INT) AS left_rate, avg(deal_dist) AS deal_dist
+    FROM pg JOIN pwin USING (n_seats, dd) GROUP BY pg.player
+),
+mv AS (
+    SELECT player, type, think_ms, difficulty, dist, auto, ln(greatest(think_ms, 1)) AS lt
+    FROM fraud.moves WHERE seat >= 0
+),
+tim AS (
+    SELECT player,
+        count(*) FILTER (WHERE type IN ('Discarded', 'AutoPlayed')) AS n_turns,
+        count(*) FILTER (WHERE type = 'Discarded' AND NOT auto) AS n_timed,
+        stddev_samp(lt) FILTER (WHERE type = 'Discarded' AND think_ms < 30000) AS think_sd,
+        stddev_samp(lt) FILTER (WHERE type = 'Drew' AND think_ms < 30000) AS think_sd_draw,
+        corr(lt, difficulty) FILTER (WHERE type = 'Discarded' AND think_ms < 30000) AS think_diff_corr,
+        median(lt) FILTER (WHERE type = 'Discarded') AS think_median_log,
+        avg((think_ms > 20000)::INT) FILTER (WHERE type IN ('Drew', 'Discarded')) AS slow_share,
+        avg((think_ms > 30000)::INT) FILTER (WHERE type IN ('Drew', 'Discarded')) AS extra_clock_share,
+        count(*) FILTER (WHERE auto) AS n_auto,
+        count(*) FILTER (WHERE type = 'FreshPressed') AS n_fresh,
+        avg(dist) FILTER (WHERE type = 'FreshPressed') AS fresh_dist
+    FROM mv GROUP BY player
+),
+hc AS (
+    SELECT player, count(*) AS hc_n, avg(gain - alt_gain) AS hc_excess,
+           stddev_samp(gain - alt_gain) AS hc_sd,
+           avg(gain - alt_gain) FILTER (WHERE "offset" = 1) AS hc_next_excess,
+           avg(keep_gain) AS keep_gain
+    FROM fraud.discards GROUP BY player
+),
+pk AS (
+    SELECT player, source, pile_gain, stock_gain, gain,
+           (source = 'stock')::INT::DOUBLE AS is_stock
+    FROM fraud.pickups WHERE stock_gain >= 0 AND pile_gain >= 0
+),
+pkr AS (
+    SELECT player, stock_gain, gain,
+           is_stock - avg(is_stock) OVER (PARTITION BY player, pile_gain) AS r
+    FROM pk
+),
+pks AS (
+    SELECT player, count(*) AS n_pickups,
+           coalesce(corr(r, stock_gain::DOUBLE), 0) AS stock_informed, avg(gain) AS pick_gain
+    FROM pkr GROUP BY player
+),
+ses AS (
+    SELECT player, count(DISTINCT device_hash) AS n_devices, count(DISTINCT ip_hash) AS n_ips,
+           count(*) FILTER (WHERE event = 'disconnect') AS n_disc
+    FROM fraud.sessions GROUP BY player
+),
+dev AS (
+    SELECT DISTINCT player, device_hash FROM fraud.sessions WHERE device_hash IS NOT NULL
+),
+dsh AS (
+    SELECT a.player, count(DISTINCT b.player) AS device_sharers
+    FROM dev a JOIN dev b ON a.device_hash = b.device_hash AND a.player <> b.player
+    GROUP BY a.player
+),
+popfresh AS (SELECT avg(deal_dist) AS m FROM fraud.player_games)
+SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
+       tim.think_sd, tim.think_sd_draw, tim.think_diff_corr, tim.think_median_log,
+       tim.slow_share, tim.extra_clock_share,
+       coalesce(tim.n_auto / nullif(tim.n_turns, 0), 0) AS auto_rate,
+       coalesce(ses.n_disc, 0) / res.n_games AS disconnect_rate,
+       res.left_rate,
+       coalesce(tim.n_fresh, 0) / res.n_games AS fresh_rate,
+       tim.fresh_dist - (SELECT m FROM popfresh) AS fresh_dist_rel,
+       hc.hc_excess, hc.hc_excess / nullif(hc.hc_sd / sqrt(hc.hc_n), 0) AS hc_t,
+       hc.hc_next_excess, pks.stock_informed, pks.pick_gain, hc.keep_gain,
+       coalesce(ses.n_devices, 0) AS n_devices, coalesce(ses.n_ips, 0) AS n_ips,
+       coalesce(dsh.device_sharers, 0) AS device_sharers,
+       coalesce(tim.n_timed, 0) AS n_timed, coalesce(hc.hc_n, 0) AS n_discards,
+       coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns
+FROM res
+LEFT JOIN tim USING (player) LEFT JOIN hc USING (player) LEFT JOIN pks USING (player)
+LEFT JOIN ses USING (player) LEFT JOIN dsh USING (player)
+ORDER BY res.player
+"""
+
+_PAIR_SQL = """
+WITH pg AS (SELECT *, floor(coalesce(deal_dist, 8))::INT AS dd FROM fraud.player_games),
+pwin AS (SELECT n_seats, dd, avg(won::INT)::DOUBLE AS p_win FROM pg GROUP BY n_seats, dd),
+pgw AS (SELECT pg.*, p_win FROM pg JOIN pwin USING (n_seats, dd)),
+co AS (
+    SELECT a.player AS p1, b.player AS p2, count(*) AS co_games,
+           avg(a.won::INT) - avg(b.won::INT) AS win_diff
+    FROM pg a JOIN pg b ON a.game_id = b.game_id AND a.player < b.player
+    GROUP BY ALL
+),
+ph AS (SELECT player, start_ms // 3600000 AS h, count(*) AS g FROM pg GROUP BY ALL),
+hs AS (SELECT start_ms // 3600000 AS h, count(*) AS tot, avg(n_seats) AS k FROM pg GROUP BY ALL),
+coexp AS (
+    SELECT co.p1, co.p2, sum(a.g * b.g * (hs.k - 1) / hs.tot) AS co_expected
+    FROM co JOIN ph a ON a.player = co.p1 JOIN ph b ON b.player = co.p2 AND b.h = a.h
+    JOIN hs ON hs.h = a.h GROUP BY ALL
+),
+-- feeding, directed a -> b
+d AS (SELECT player, target, "offset", gain - alt_gain AS x, taken, keep_gain FROM fraud.discards),
+dab AS (
+    SELECT player AS a, target AS b, count(*) AS n, sum(x) AS s, sum(x * x) AS ss,
+           count(*) FILTER (WHERE "offset" = 1) AS n1,
+           sum(taken::INT) FILTER (WHERE "offset" = 1) AS tk1,
+           sum(keep_gain) FILTER (WHERE "offset" = 1) AS kg1
+    FROM d GROUP BY ALL
+),
+da AS (
+    SELECT a, sum(n) AS n, sum(s) AS s, sum(ss) AS ss, sum(n1) AS n1, sum(tk1) AS tk1,
+           sum(kg1) AS kg1
+    FROM dab GROUP BY a
+),
+feed AS (
+    SELECT x.a, x.b, x.n AS feed_n,
+           x.s / x.n - (da.s - x.s) / nullif(da.n - x.n, 0) AS feed_lift,
+           greatest(x.ss / x.n - (x.s / x.n) ^ 2, 0.05) AS v1,
+           greatest((da.ss - x.ss) / nullif(da.n - x.n, 0)
+                    - ((da.s - x.s) / nullif(da.n - x.n, 0)) ^ 2, 0.05) AS v2,
+           da.n - x.n AS n_o,
+           x.tk1 / nullif(x.n1, 0) - (da.tk1 - x.tk1) / nullif(da.n1 - x.n1, 0) AS take_lift,
+           x.kg1 / nullif(x.n1, 0) - (da.kg1 - x.kg1) / nullif(da.n1 - x.n1, 0) AS keep_lift
+    FROM dab x JOIN da USING (a)
+),
+feedt AS (
+    SELECT a, b, feed_n, feed_lift, take_lift, keep_lift,
+           feed_lift / sqrt(v1 / feed_n + v2 / greatest(n_o, 1)) AS feed_t
+    FROM feed
+),
+-- soft play, directed a -> b: a declines useful cards b discarded
+sab AS (
+    SELECT player AS a, from_player AS b, count(*) AS n,
+           sum((source = 'discard')::INT) AS took
+    FROM fraud.pickups WHERE from_player IS NOT NULL AND pile_gain > 0 GROUP BY ALL
+),
+sa AS (SELECT a, sum(n) AS n, sum(took) AS took FROM sab GROUP BY a),
+soft AS (
+    SELECT x.a, x.b, x.n AS soft_n,
+           (sa.took - x.took) / nullif(sa.n - x.n, 0) - x.took / x.n AS soft_lift,
+           ((sa.took - x.took) / nullif(sa.n - x.n, 0) - x.took / x.n)
+             / sqrt(greatest(sa.took / sa.n * (1 - sa.took / sa.n), 0.02) * (1 / x.n + 1 / greatest(sa.n - x.n, 1)))
+             AS soft_t
+    FROM sab x JOIN sa USING (a)
+),
+-- directed chip flow beyond deal strength
+fl AS (SELECT src AS a, dst AS b, sum(amount) AS amt FROM fraud.chip_flows GROUP BY ALL),
+expf AS (
+    SELECT a.player AS a, b.player AS b,
+           sum(greatest(-a.net, 0) * b.p_win / greatest(1 - a.p_win, 0.05)) AS exp_amt,
+           sum(greatest(-a.net, 0) ^ 2 * b.p_win * (1 - b.p_win)) AS var_amt,
+           sum(a.stake) AS staked, avg(a.left_game::INT) AS left_with
+    FROM pgw a JOIN pgw b ON a.game_id = b.game_id AND a.player <> b.player
+    GROUP BY ALL
+),
+flow AS (
+    SELECT e.a, e.b, (coalesce(fl.amt, 0) - e.exp_amt) / greatest(e.staked, 1) AS flow_excess,
+           (coalesce(fl.amt, 0) - e.exp_amt) / sqrt(greatest(e.var_amt, 1)) AS flow_z,
+           coalesce(fl.amt, 0) / greatest(e.staked, 1) AS flow_share, e.left_with
+    FROM expf e LEFT JOIN fl USING (a, b)
+),
+pleft AS (SELECT player, avg(left_game::INT) AS lr FROM pg GROUP BY player),
+-- shared identifiers
+dev AS (SELECT DISTINCT player, device_hash FROM fraud.sessions WHERE device_hash IS NOT NULL),
+ip AS (SELECT DISTINCT player, ip_hash FROM fraud.sessions WHERE ip_hash IS NOT NULL),
+sdev AS (
+    SELECT a.player AS p1, b.player AS p2, count(*) AS shared_devices
+    FROM dev a JOIN dev b ON a.device_hash = b.device_hash AND a.player < b.player GROUP BY ALL
+),
+sip AS (
+    SELECT a.player AS p1, b.player AS p2, count(*) AS shared_ips
+    FROM ip a JOIN ip b ON a.ip_hash = b.ip_hash AND a.player < b.player GROUP BY ALL
+),
+pairs AS (
+    SELECT p1, p2 FROM co UNION SELECT p1, p2 FROM sdev UNION SELECT p1, p2 FROM sip
+),
+dir AS (  -- both directions of each pair, then the stronger one kept
+    SELECT pairs.p1, pairs.p2,
+           greatest(coalesce(f1.feed_t, 0), coalesce(f2.feed_t, 0)) AS feed_t,
+           greatest(coalesce(f1.feed_lift, 0), coalesce(f2.feed_lift, 0)) AS feed_lift,
+           coalesce(f1.feed_n, 0) + coalesce(f2.feed_n, 0) AS feed_n,
+           greatest(coalesce(f1.take_lift, 0), coalesce(f2.take_lift, 0)) AS take_lift,
+           greatest(coalesce(f1.keep_lift, 0), coalesce(f2.keep_lift, 0)) AS keep_lift,
+           greatest(coalesce(s1.soft_t, 0), coalesce(s2.soft_t, 0)) AS soft_t,
+           greatest(coalesce(s1.soft_lift, 0), coalesce(s2.soft_lift, 0)) AS soft_lift,
+           coalesce(s1.soft_n, 0) + coalesce(s2.soft_n, 0) AS soft_n,
+           greatest(coalesce(w1.flow_excess, 0), coalesce(w2.flow_excess, 0)) AS flow_excess,
+           abs(coalesce(w1.flow_share, 0) - coalesce(w2.flow_share, 0)) AS flow_net,
+           greatest(coalesce(w1.flow_z, 0), coalesce(w2.flow_z, 0)) AS flow_z,
+           greatest(coalesce(w1.left_with - l1.lr, 0), coalesce(w2.left_with - l2.lr, 0)) AS left_with
+    FROM pairs
+    LEFT JOIN feedt f1 ON f1.a = pairs.p1 AND f1.b = pairs.p2
+    LEFT JOIN feedt f2 ON f2.a = pairs.p2 AND f2.b = pairs.p1
+    LEFT JOIN soft s1 ON s1.a = pairs.p1 AND s1.b = pairs.p2
+    LEFT JOIN soft s2 ON s2.a = pairs.p2 AND s2.b = pairs.p1
+    LEFT JOIN flow w1 ON w1.a = pairs.p1 AND w1.b = pairs.p2
+    LEFT JOIN flow w2 ON w2.a = pairs.p2 AND w2.b = pairs.p1
+    LEFT JOIN pleft l1 ON l1.player = pairs.p1
+    LEFT JOIN pleft l2 ON l2.player = pairs.p2
+)
+SELECT dir.p1, dir.p2,
+       coalesce(co.co_games, 0) AS co_games,
+       (coalesce(co.co_games, 0) + 1) / (coalesce(coexp.co_expected, 0) + 1) AS co_lift,
+       dir.feed_t, dir.feed_lift, dir.feed_n, dir.take_lift, dir.keep_lift,
+       dir.soft_t, dir.soft_lift, dir.soft_n, dir.flow_excess, dir.flow_net, dir.flow_z,
+       dir.left_with,
+       coalesce(sdev.shared_devices, 0) AS shared_devices,
+       coalesce(sip.shared_ips, 0) AS shared_ips,
+       abs(coalesce(co.win_diff, 0)) AS win_with
+FROM dir
+LEFT JOIN co USING (p1, p2) LEFT JOIN coexp USING (p1, p2)
+LEFT JOIN sdev USING (p1, p2) LEFT JOIN sip USING (p1, p2)
+ORDER BY dir.p1, dir.p2
+"""
+
+
+def player_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """One row per player: :data:`PLAYER_FEATURES` plus evidence counts."""
+    return pl.from_arrow(con.sql(_PLAYER_SQL).to_arrow_table())  # type: ignore[return-value]
+
+
+def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """One row per unordered pair (``p1 < p2``) that co-played or shares an identifier."""
+    return pl.from_arrow(con.sql(_PAIR_SQL).to_arrow_table())  # type: ignore[return-value]
+
+
+def matrix(df: pl.DataFrame, columns: tuple[str, ...]) -> tuple[list[str], object]:
+    """The model matrix (float64, NaN for missing) of ``columns``."""
+    return list(columns), df.select([pl.col(c).cast(pl.Float64) for c in columns]).to_numpy()
+
+
+__all__ = ["PAIR_FEATURES", "PLAYER_FEATURES", "matrix", "pair_features", "player_features"]

@@ -1,0 +1,82 @@
+"""The simulator's ground truth (notes: labels_format.md), as the sets the models use.
+
+A player is positive for a mechanism if a ``mechanisms`` row names him. A pair is
+positive for a pair-level mechanism if both players are in the same ``group_id`` of
+that mechanism. ``intensity`` is kept per (mechanism, player) and per (mechanism, pair)
+(the pair's is the mean of its members) for "detection vs intensity".
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .models import MECHANISMS
+
+
+class LabelsError(Exception):
+    """A labels file that is missing or not in the contract's shape."""
+
+
+@dataclass
+class Truth:
+    player_pos: dict[str, set[str]] = field(default_factory=dict)
+    pair_pos: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    player_intensity: dict[tuple[str, str], float] = field(default_factory=dict)
+    pair_intensity: dict[tuple[str, tuple[str, str]], float] = field(default_factory=dict)
+    planted: set[tuple[str, int]] = field(default_factory=set)
+    hard_negatives: dict[str, str] = field(default_factory=dict)  # player -> kind
+    players: list[str] = field(default_factory=list)
+    seed: int | None = None
+
+    def fraud_players(self) -> set[str]:
+        return set().union(*self.player_pos.values()) if self.player_pos else set()
+
+
+def parse_labels(doc: dict[str, Any]) -> Truth:
+    try:
+        truth = Truth(seed=doc.get("seed"))
+        truth.players = sorted(str(p["player_id"]) for p in doc.get("players", []))
+        groups: dict[tuple[str, str], list[tuple[str, float]]] = {}
+        for row in doc.get("mechanisms", []):
+            mech = row["mechanism"]
+            if mech not in MECHANISMS:
+                raise LabelsError(f"unknown mechanism {mech!r}")
+            pid = str(row["player_id"])
+            intensity = float(row.get("intensity", 1.0))
+            truth.player_pos.setdefault(mech, set()).add(pid)
+            key = (mech, pid)
+            truth.player_intensity[key] = max(truth.player_intensity.get(key, 0.0), intensity)
+            groups.setdefault((mech, str(row["group_id"])), []).append((pid, intensity))
+        for (mech, _gid), members in groups.items():
+            for (a, ia), (b, ib) in itertools.combinations(sorted(members), 2):
+                if a == b:
+                    continue
+                pair = (a, b) if a < b else (b, a)
+                truth.pair_pos.setdefault(mech, set()).add(pair)
+                truth.pair_intensity[(mech, pair)] = (ia + ib) / 2
+        for row in doc.get("planted", []):
+            truth.planted.add((str(row["game_id"]), int(row["seq"])))
+        for row in doc.get("hard_negatives", []):
+            truth.hard_negatives[str(row["player_id"])] = str(row["kind"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LabelsError(f"labels file does not follow the contract: {exc!r}") from None
+    return truth
+
+
+def read_labels(path: str | Path) -> Truth:
+    p = Path(path)
+    if not p.exists():
+        raise LabelsError(f"no labels file at {p}")
+    try:
+        doc = orjson.loads(p.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise LabelsError(f"{p} is not JSON: {exc}") from None
+    return parse_labels(doc)
+
+
+__all__ = ["LabelsError", "Truth", "parse_labels", "read_labels"]

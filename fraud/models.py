@@ -1,0 +1,231 @@
+"""Models: a supervised detector per mechanism, an unsupervised one for the unseen.
+
+- Supervised (trained on a simulated world with ground truth): one calibrated
+  classifier per mechanism, at the mechanism's natural level — pairs for collusion
+  (``card_feeding``, ``soft_play``, ``chip_dumping``, ``multi_account``), players for
+  the rest (``bot``, ``hidden_card``, ``timeout_abuse``) — plus an ``any`` model per
+  level (all mechanisms together), which the leave-one-mechanism-out evaluation uses.
+  Each is a histogram gradient-boosting classifier (class-balanced: fraud is rare)
+  wrapped in :class:`~sklearn.calibration.CalibratedClassifierCV` (sigmoid: isotonic
+  overfits a few dozen positives), so a score reads as a probability.
+- Unsupervised: an :class:`~sklearn.ensemble.IsolationForest` on standardised, imputed
+  features, for behaviour no training world contained; its score is a population
+  percentile (1.0 = the most unusual).
+
+A saved model is a pickle (joblib) of :class:`FraudModel` with ``MODEL_VERSION``, the
+feature lists and the scikit-learn version; :func:`load_model` refuses a file whose
+format version, feature lists or scikit-learn version differ, with a clear message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import polars as pl
+import sklearn
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.ensemble import HistGradientBoostingClassifier, IsolationForest
+from sklearn.impute import SimpleImputer
+from sklearn.model_selection import StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import RobustScaler
+
+from .features import PAIR_FEATURES, PLAYER_FEATURES
+
+MODEL_VERSION = 1
+PAIR_MECHANISMS = ("card_feeding", "soft_play", "chip_dumping", "multi_account")
+PLAYER_MECHANISMS = ("bot", "hidden_card", "timeout_abuse")
+MECHANISMS = PAIR_MECHANISMS + PLAYER_MECHANISMS
+#: member features added to each pair row (min and max of the two players)
+MEMBER_FEATURES = ("win_resid", "left_rate", "n_games", "device_sharers", "hc_excess")
+
+
+class ModelError(Exception):
+    """A model file that cannot be used (missing, corrupt, other version)."""
+
+
+def level_of(mechanism: str) -> str:
+    return "pair" if mechanism in PAIR_MECHANISMS else "player"
+
+
+def pair_columns() -> tuple[str, ...]:
+    return PAIR_FEATURES + tuple(f"{m}_{f}" for f in MEMBER_FEATURES for m in ("min", "max"))
+
+
+def pair_frame(pairs: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+    """Pair rows with their members' features (min/max over the two) joined on."""
+    member = players.select(["player", *MEMBER_FEATURES])
+    a = member.rename({f: f"a_{f}" for f in MEMBER_FEATURES} | {"player": "p1"})
+    b = member.rename({f: f"b_{f}" for f in MEMBER_FEATURES} | {"player": "p2"})
+    out = pairs.join(a, on="p1", how="left").join(b, on="p2", how="left")
+    exprs = []
+    for f in MEMBER_FEATURES:
+        exprs.append(pl.min_horizontal(f"a_{f}", f"b_{f}").alias(f"min_{f}"))
+        exprs.append(pl.max_horizontal(f"a_{f}", f"b_{f}").alias(f"max_{f}"))
+    return out.with_columns(exprs).drop([f"{s}_{f}" for s in "ab" for f in MEMBER_FEATURES])
+
+
+def to_matrix(df: pl.DataFrame, columns: tuple[str, ...]) -> np.ndarray:
+    if df.height == 0:
+        return np.zeros((0, len(columns)))
+    m = df.select([pl.col(c).cast(pl.Float64) for c in columns]).to_numpy()
+    return np.where(np.isfinite(m), m, np.nan)
+
+
+def _classifier(n_pos: int) -> Any:
+    base = HistGradientBoostingClassifier(
+        max_iter=150, learning_rate=0.06, max_leaf_nodes=15, min_samples_leaf=4,
+        l2_regularization=1.0, class_weight="balanced", random_state=0,
+    )
+    folds = min(3, n_pos)
+    return CalibratedClassifierCV(base, method="sigmoid",
+                                  cv=StratifiedKFold(folds, shuffle=True, random_state=0))
+
+
+def anomaly_detector() -> Any:
+    return make_pipeline(
+        SimpleImputer(strategy="median", keep_empty_features=True), RobustScaler(),
+        IsolationForest(n_estimators=200, random_state=0, contamination="auto"),
+    )
+
+
+def anomaly_percentile(detector: Any, x: np.ndarray) -> np.ndarray:
+    """Anomaly as a percentile of the scored population (1.0 = most unusual)."""
+    if len(x) == 0:
+        return np.zeros(0)
+    raw = -detector.score_samples(x)
+    order = raw.argsort(kind="stable")
+    ranks = np.empty(len(raw))
+    ranks[order] = np.arange(1, len(raw) + 1)
+    return ranks / len(raw)
+
+
+@dataclass
+class FraudModel:
+    """Trained detectors with what is needed to check a file before use."""
+
+    version: int = MODEL_VERSION
+    sklearn_version: str = sklearn.__version__
+    player_features: tuple[str, ...] = PLAYER_FEATURES
+    pair_features: tuple[str, ...] = field(default_factory=pair_columns)
+    supervised: dict[str, Any] = field(default_factory=dict)  # name -> calibrated classifier
+    anomaly: dict[str, Any] = field(default_factory=dict)  # level -> detector
+    trained_on: dict[str, Any] = field(default_factory=dict)  # positives per model, world
+
+    # -- training ---------------------------------------------------------------------------
+    def fit(self, players: pl.DataFrame, pairs: pl.DataFrame,
+            player_pos: dict[str, set[str]], pair_pos: dict[str, set[tuple[str, str]]],
+            exclude: tuple[str, ...] = ()) -> FraudModel:
+        """Train every mechanism's model (and ``any`` per level) from positives.
+
+        ``player_pos[m]``: players of mechanism m; ``pair_pos[m]``: pairs ``(p1 < p2)`` in
+        one group of m. Mechanisms in ``exclude`` are left out entirely (their positives
+        are dropped from the training rows, so they are neither positives nor negatives).
+        """
+        pf = pair_frame(pairs, players)
+        xp = to_matrix(players, self.player_features)
+        xq = to_matrix(pf, self.pair_features)
+        pids = players.get_column("player").to_list()
+        keys = list(zip(pf.get_column("p1").to_list(), pf.get_column("p2").to_list(), strict=True))
+        drop_p = set().union(*(player_pos.get(m, set()) for m in exclude)) if exclude else set()
+        drop_q = set().union(*(pair_pos.get(m, set()) for m in exclude)) if exclude else set()
+        keep_p = np.array([p not in drop_p for p in pids], dtype=bool)
+        keep_q = np.array([k not in drop_q for k in keys], dtype=bool)
+        for m in MECHANISMS:
+            if m in exclude:
+                continue
+            if level_of(m) == "pair":
+                y = np.array([k in pair_pos.get(m, set()) for k in keys])
+                self._fit_one(m, xq[keep_q], y[keep_q])
+            else:
+                y = np.array([p in player_pos.get(m, set()) for p in pids])
+                self._fit_one(m, xp[keep_p], y[keep_p])
+        any_p = set().union(*(v for m, v in player_pos.items() if m not in exclude))
+        any_q = set().union(*(v for m, v in pair_pos.items() if m not in exclude))
+        self._fit_one("any_player", xp[keep_p], np.array([p in any_p for p in pids])[keep_p])
+        self._fit_one("any_pair", xq[keep_q], np.array([k in any_q for k in keys])[keep_q])
+        self.anomaly = {"player": anomaly_detector().fit(xp), "pair": anomaly_detector().fit(xq)}
+        return self
+
+    def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray) -> None:
+        n_pos = int(y.sum())
+        self.trained_on[name] = {"positives": n_pos, "rows": len(y)}
+        if n_pos < 2 or n_pos == len(y):
+            self.supervised.pop(name, None)
+            return
+        self.supervised[name] = _classifier(n_pos).fit(x, y)
+
+    # -- scoring ------------------------------------------------------------------------------
+    def predict(self, players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Scores: players (``player`` + a column per player-level model and ``anomaly``)
+        and pairs (``p1``, ``p2`` + a column per pair-level model and ``anomaly``)."""
+        pf = pair_frame(pairs, players)
+        xp = to_matrix(players, self.player_features)
+        xq = to_matrix(pf, self.pair_features)
+        ps: dict[str, Any] = {"player": players.get_column("player")}
+        qs: dict[str, Any] = {"p1": pf.get_column("p1"), "p2": pf.get_column("p2")}
+        for name, clf in sorted(self.supervised.items()):
+            is_pair = name == "any_pair" or (name in MECHANISMS and level_of(name) == "pair")
+            x = xq if is_pair else xp
+            prob = clf.predict_proba(x)[:, 1] if len(x) else np.zeros(0)
+            (qs if is_pair else ps)[name] = prob
+        ps["anomaly"] = anomaly_percentile(anomaly_detector().fit(xp), xp) if len(xp) else []
+        qs["anomaly"] = anomaly_percentile(anomaly_detector().fit(xq), xq) if len(xq) else []
+        return pl.DataFrame(ps), pl.DataFrame(qs)
+
+    # -- files ----------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        joblib.dump(self, path, compress=3)
+
+
+def load_model(path: str | Path) -> FraudModel:
+    """Load a saved model, refusing one this code cannot use (with the reason)."""
+    p = Path(path)
+    if not p.exists():
+        raise ModelError(f"no model file at {p}")
+    try:
+        model = joblib.load(p)
+    except Exception as exc:  # a corrupt or foreign file: say so in one line
+        raise ModelError(f"{p} is not a rummyguard model: {type(exc).__name__}: {exc}") from None
+    if not isinstance(model, FraudModel):
+        raise ModelError(f"{p} is not a rummyguard model (it holds {type(model).__name__})")
+    if model.version != MODEL_VERSION:
+        raise ModelError(f"{p} is model format {model.version}; this rummyguard reads {MODEL_VERSION}")
+    if model.sklearn_version != sklearn.__version__:
+        raise ModelError(
+            f"{p} was trained with scikit-learn {model.sklearn_version}; installed is "
+            f"{sklearn.__version__} — retrain it (rummyguard eval --save-model)")
+    if tuple(model.player_features) != PLAYER_FEATURES or tuple(model.pair_features) != pair_columns():
+        raise ModelError(f"{p} was trained on other features than this rummyguard computes; retrain it")
+    return model
+
+
+def unsupervised_scores(players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Anomaly percentiles only (a scan without a trained model)."""
+    pf = pair_frame(pairs, players)
+    xp = to_matrix(players, PLAYER_FEATURES)
+    xq = to_matrix(pf, pair_columns())
+    ps = pl.DataFrame({"player": players.get_column("player"),
+                       "anomaly": anomaly_percentile(anomaly_detector().fit(xp), xp) if len(xp) else []})
+    qs = pl.DataFrame({"p1": pf.get_column("p1"), "p2": pf.get_column("p2"),
+                       "anomaly": anomaly_percentile(anomaly_detector().fit(xq), xq) if len(xq) else []})
+    return ps, qs
+
+
+__all__ = [
+    "MECHANISMS",
+    "MODEL_VERSION",
+    "PAIR_MECHANISMS",
+    "PLAYER_MECHANISMS",
+    "FraudModel",
+    "ModelError",
+    "level_of",
+    "load_model",
+    "pair_frame",
+    "unsupervised_scores",
+]

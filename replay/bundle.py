@@ -1,0 +1,766 @@
+"""Dispute bundles: one zip with everything a third party needs to check a game offline.
+
+A regulator or a player's representative cannot query our database, and should not
+have to trust it. A bundle gives them, for one game:
+
+``events.jsonl``
+    The game's events, byte for byte the lines the platform sent (the store's ``raw``
+    column), in ``seq`` order, each ending in ``\\n``: the hash chain is re-checked
+    over exactly what was received, not over our re-encoding of it.
+``report.json``
+    The replay's verdict (the ``verify --json`` record of the game: findings and
+    results) and the move-by-move timeline.
+``report.html``
+    The replay page, when :func:`rummyguard.replay.html.render_html` works in this
+    build; otherwise left out, and ``manifest.json`` says why.
+``checkpoint.json`` / ``proof.json``
+    The Merkle checkpoint the game is in (number, size, root, time) and the inclusion
+    proof document of :mod:`rummyguard.events.checkpoint`.
+``README.txt``
+    How to check all of it by hand, with a standard-library-only Python script.
+``manifest.json``
+    SHA-256 and size of every other member, the tool version, the game, the chain mode.
+
+The chain of evidence is: events -> (hash chain) -> last event hash -> (inclusion
+proof) -> checkpoint root -> the root the operator *published*. A bundle's own
+checkpoint is only as good as that last comparison, which :func:`check_bundle` makes
+when given a trusted checkpoint and flags loudly when not. ``report.json`` is not
+evidence but a claim about the evidence, so it is re-derived by replaying the events.
+
+Bundles are deterministic: the same store state gives a byte-identical zip (members
+sorted, fixed timestamps taken from the checkpoint, fixed attributes and compression),
+so two parties can compare bundles by their hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import orjson
+
+from .. import __version__
+from ..events.checkpoint import (
+    PROOF_FORMAT,
+    CheckpointError,
+    InclusionProof,
+    ProofError,
+    TamperError,
+    inclusion_proof,
+    latest_checkpoint,
+    verify_proof_document,
+)
+from ..events.hashing import chain, verify_chain
+from ..events.ingest import parse_line
+from ..events.models import EventError
+from ..events.store import EventStore
+from ..events.upcast import upcast
+from .engine import replay
+from .timeline import timeline
+
+__all__ = [
+    "BUNDLE_FORMAT",
+    "BUNDLE_VERSION",
+    "CHECK_NAMES",
+    "BundleCheck",
+    "BundleError",
+    "Check",
+    "ParsedEvents",
+    "build_bundle",
+    "check_bundle",
+    "parse_events_jsonl",
+    "replay_report",
+]
+
+BUNDLE_FORMAT = "rummyguard.dispute-bundle"
+BUNDLE_VERSION = 1
+REPORT_FORMAT = "rummyguard.replay-report"
+REPORT_VERSION = 1
+TOOL = "rummyguard"
+
+EVENTS = "events.jsonl"
+REPORT = "report.json"
+HTML = "report.html"
+CHECKPOINT = "checkpoint.json"
+PROOF = "proof.json"
+README = "README.txt"
+MANIFEST = "manifest.json"
+REQUIRED = (CHECKPOINT, EVENTS, PROOF, README, REPORT)
+KNOWN = frozenset((*REQUIRED, HTML, MANIFEST))
+
+MAX_UNCOMPRESSED = 1 << 30
+"""A bundle is one game; refuse archives that claim more than 1 GiB (a zip bomb)."""
+
+CHECK_NAMES = ("archive", "manifest", "chain", "inclusion", "trusted-checkpoint", "replay", "html")
+"""Every check :func:`check_bundle` reports, in order."""
+
+_JSON_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+
+
+class BundleError(Exception):
+    """A bundle that cannot be built (unknown or unfinished game, no checkpoint, ...)."""
+
+
+def _json(value: Any) -> bytes:
+    """The one JSON encoding of every bundle member: sorted keys, indented, final newline."""
+    return orjson.dumps(value, option=_JSON_OPTS) + b"\n"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- events -----------------------------------------------------------------------------
+@dataclass(slots=True)
+class ParsedEvents:
+    """``events.jsonl`` read back: the events as the replay wants them, and any problem.
+
+    ``events`` are what :meth:`EventStore.load_game` returns for the same lines (upcast,
+    ``prev_hash``/``hash`` set); ``chained_by`` is ``producer`` (every line carries both
+    hash fields), ``ingest`` (none does: the chain is recomputed here exactly as the
+    store computed it at ingest) or ``mixed``; ``last_hash`` is what the inclusion proof
+    must be about. ``readable`` is False when a line is not a valid event at all.
+    """
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    chained_by: str = "ingest"
+    problems: list[str] = field(default_factory=list)
+    last_hash: str | None = None
+    readable: bool = True
+
+
+def parse_events_jsonl(data: bytes, game_id: str | None = None) -> ParsedEvents:
+    """Validate ``events.jsonl`` and walk its hash chain (EVENTS.md "The envelope").
+
+    Used both to build a bundle (from the store's raw lines) and to check one, so the
+    replay on either side sees identical events.
+    """
+    out = ParsedEvents()
+    if not data:
+        out.problems.append("events.jsonl is empty")
+        out.readable = False
+        return out
+    if not data.endswith(b"\n"):
+        out.problems.append("events.jsonl does not end with a newline (truncated?)")
+    written: list[dict[str, Any]] = []
+    for line_no, line in enumerate(data.removesuffix(b"\n").split(b"\n"), start=1):
+        try:
+            written.append(parse_line(line))
+        except EventError as exc:
+            out.problems.append(f"line {line_no} is not a valid event: {exc.reason}: {exc.detail}")
+            out.readable = False
+    if not out.readable:
+        return out
+    for event in written:
+        if game_id is not None and event["game_id"] != game_id:
+            out.problems.append(
+                f"seq {event['seq']} belongs to game {event['game_id']!r}, not {game_id!r}"
+            )
+    with_hashes = sum(1 for e in written if "hash" in e and "prev_hash" in e)
+    if with_hashes == len(written):
+        out.chained_by, linked = "producer", written
+    elif with_hashes == 0 and not any("hash" in e or "prev_hash" in e for e in written):
+        # The store chained these at ingest: hash = sha256(JCS(event + prev_hash)).
+        out.chained_by, linked = "ingest", chain(written)
+    else:
+        out.chained_by, linked = "mixed", written
+        out.problems.append("some events carry hash fields and some do not")
+    out.problems.extend(f"seq {seq}: {problem}" for seq, problem in verify_chain(linked))
+    out.last_hash = linked[-1].get("hash")
+    out.events = [upcast(e) for e in linked]
+    return out
+
+
+# --- the report ---------------------------------------------------------------------------
+def replay_report(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """``report.json``: the game's verify record (findings, results) and its timeline.
+
+    Only what one game's events determine: cross-game findings of ``rummyguard verify``
+    (CL-NEXT, which needs the table's other games) are not part of it.
+    """
+    record = replay(events)
+    return {
+        "format": REPORT_FORMAT,
+        "version": REPORT_VERSION,
+        "record": record.to_dict(),
+        "timeline": timeline(events, record),
+    }
+
+
+def _render_html(events: list[dict[str, Any]]) -> tuple[bytes | None, str | None]:
+    """The replay page, or why there is none.
+
+    The page is a convenience for people, not evidence (it is derived from the events
+    like report.json), so a renderer that is missing or fails leaves it out of the
+    bundle, with the reason recorded, rather than blocking the evidence.
+    """
+    try:
+        from .html import render_html
+    except ImportError as exc:
+        return None, f"the HTML replay page is not available in this build ({exc})"
+    try:
+        page = render_html(events)
+    except Exception as exc:
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return None, f"the HTML replay page could not be rendered in this build ({detail})"
+    return page.encode("utf-8"), None
+
+
+# --- building -----------------------------------------------------------------------------
+def _raw_lines(store: EventStore, game_id: str) -> tuple[list[tuple[int, str, str]], str]:
+    rows = store.con.execute(
+        "SELECT seq, raw, hash FROM store.events WHERE game_id = ? ORDER BY seq", [game_id]
+    ).fetchall()
+    head = store.con.execute(
+        "SELECT chained_by FROM store.games_chain WHERE game_id = ?", [game_id]
+    ).fetchone()
+    if not rows or head is None:
+        raise BundleError(f"game {game_id!r} not found in the store")
+    return [(int(s), r, h) for s, r, h in rows], str(head[0])
+
+
+def _prove(store: EventStore, game_id: str, checkpoint: int | None, last_type: str,
+           last_seq: int) -> InclusionProof:
+    con = store.con
+    if last_type != "GameEnded":
+        raise BundleError(
+            f"game {game_id} has not finished (its last event, seq {last_seq}, is {last_type}); "
+            "only finished games are checkpointed"
+        )
+    if latest_checkpoint(con) is None:
+        raise BundleError("there is no checkpoint yet: run `rummyguard checkpoint` first")
+    leaf = con.execute(
+        "SELECT leaf_index FROM store.merkle_leaves WHERE game_id = ?", [game_id]
+    ).fetchone()
+    if leaf is None:
+        raise BundleError(
+            f"game {game_id} is in no checkpoint yet: run `rummyguard checkpoint` first"
+        )
+    try:
+        return inclusion_proof(con, game_id, checkpoint)
+    except TamperError:
+        raise
+    except (CheckpointError, ProofError) as exc:
+        raise BundleError(str(exc)) from None
+
+
+def build_bundle(store: EventStore, game_id: str, checkpoint: int | None = None) -> bytes:
+    """The dispute bundle of ``game_id`` against checkpoint ``checkpoint`` (default latest).
+
+    Refuses (:class:`BundleError`) a game that is unknown, unfinished or not yet in a
+    checkpoint; refuses (:class:`~rummyguard.events.checkpoint.TamperError`) when the
+    stored raw lines no longer give the stored hashes or the checkpointed leaf. The
+    finished bundle is checked with :func:`check_bundle` before it is returned, so a
+    bundle that would not verify is never handed out.
+    """
+    rows, chained_by = _raw_lines(store, game_id)
+    events_bytes = b"".join(raw.encode("utf-8") + b"\n" for _, raw, _ in rows)
+    parsed = parse_events_jsonl(events_bytes, game_id)
+    if not parsed.readable:
+        raise TamperError([f"game {game_id}: {p}" for p in parsed.problems])
+    recomputed = [e["hash"] for e in parsed.events]
+    stored = [h for _, _, h in rows]
+    differ = [seq for (seq, _, _), a, b in zip(rows, recomputed, stored, strict=True) if a != b]
+    problems = list(parsed.problems)
+    if differ:
+        problems.append(f"stored hashes differ from the raw lines at seq {differ[:5]}")
+    if parsed.chained_by != chained_by:
+        problems.append(f"the store says chained by {chained_by}, the lines say {parsed.chained_by}")
+    if problems:
+        raise TamperError([f"game {game_id}: {p}" for p in problems])
+
+    last = parsed.events[-1]
+    proof = _prove(store, game_id, checkpoint, last["type"], last["seq"])
+    cp = proof.checkpoint.to_document()
+    members: dict[str, bytes] = {
+        EVENTS: events_bytes,
+        REPORT: _json(replay_report(parsed.events)),
+        CHECKPOINT: _json(cp),
+        PROOF: _json(proof.to_document()),
+    }
+    page, why_not = _render_html(parsed.events)
+    if page is not None:
+        members[HTML] = page
+    members[README] = _readme(game_id, proof, len(rows), page is not None).encode("utf-8")
+    manifest = {
+        "format": BUNDLE_FORMAT,
+        "version": BUNDLE_VERSION,
+        "tool": {"name": TOOL, "version": __version__},
+        "game_id": game_id,
+        "events": {
+            "count": len(rows),
+            "chained_by": chained_by,
+            "last_event_hash": proof.last_event_hash,
+        },
+        "checkpoint": cp,
+        "leaf_index": proof.leaf_index,
+        "html": {"included": page is not None, "reason": why_not},
+        "members": {
+            name: {"sha256": _sha256(data), "bytes": len(data)} for name, data in sorted(members.items())
+        },
+    }
+    members[MANIFEST] = _json(manifest)
+    data = _zip(members, _zip_time(proof.checkpoint.created_at))
+    self_check = check_bundle(data)
+    failed = [c for c in self_check.checks if c.status == "fail"]
+    if failed:
+        raise TamperError([f"the built bundle does not verify: {c.name}: {c.detail}" for c in failed])
+    return data
+
+
+def _zip_time(created_at: str) -> tuple[int, int, int, int, int, int]:
+    """Every member's timestamp: the checkpoint's time (UTC), fixed by the store state."""
+    t = datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%S.%fZ")
+    return (t.year, t.month, t.day, t.hour, t.minute, t.second)
+
+
+def _zip(members: Mapping[str, bytes], when: tuple[int, int, int, int, int, int]) -> bytes:
+    """A byte-stable zip: sorted names, fixed time, attributes, OS and compression level."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, date_time=when)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # Unix, whatever OS builds it
+            info.external_attr = 0o100644 << 16  # a regular file, rw-r--r--
+            archive.writestr(info, members[name], compresslevel=9)
+    return buffer.getvalue()
+
+
+# --- README ---------------------------------------------------------------------------------
+_HAND_CHECK = '''\
+import hashlib, json, sys, zipfile
+
+def jcs(value):  # RFC 8785 for integer-only JSON (exact for keys in the BMP)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+z = zipfile.ZipFile(sys.argv[1])
+manifest = json.loads(z.read("manifest.json"))
+for name, want in manifest["members"].items():
+    assert hashlib.sha256(z.read(name)).hexdigest() == want["sha256"], "manifest: " + name
+prev = "0" * 64
+for line in z.read("events.jsonl").decode().splitlines():
+    event = json.loads(line)
+    if "hash" in event:  # chained by the producer
+        assert event["prev_hash"] == prev, "chain broken at seq %d" % event["seq"]
+        body = {k: v for k, v in event.items() if k != "hash"}
+        assert hashlib.sha256(jcs(body)).hexdigest() == event["hash"], "edited seq %d" % event["seq"]
+        prev = event["hash"]
+    else:  # chained by the store at ingest: hash = sha256(JCS(event + prev_hash))
+        prev = hashlib.sha256(jcs(dict(event, prev_hash=prev))).hexdigest()
+proof = json.loads(z.read("proof.json"))
+assert proof["last_event_hash"] == prev, "the proof is about other events"
+index, size = proof["leaf_index"], proof["checkpoint"]["tree_size"]
+assert 0 <= index < size, "leaf index outside the tree"
+r = hashlib.sha256(b"\\x00" + bytes.fromhex(prev)).digest()  # the leaf hash
+fn, sn = index, size - 1  # RFC 9162 section 2.1.3.2
+for sibling in map(bytes.fromhex, proof["inclusion_path"]):
+    assert sn > 0, "inclusion path too long"
+    if fn & 1 or fn == sn:
+        r = hashlib.sha256(b"\\x01" + sibling + r).digest()
+        while not fn & 1 and fn:
+            fn, sn = fn >> 1, sn >> 1
+    else:
+        r = hashlib.sha256(b"\\x01" + r + sibling).digest()
+    fn, sn = fn >> 1, sn >> 1
+assert sn == 0, "inclusion path too short"
+assert r.hex() == proof["checkpoint"]["root_hash"], "the path does not lead to the root"
+print("OK: game", proof["game_id"], "is leaf", index, "of the tree of size", size,
+      "with root", r.hex(), "- now compare size and root with the published checkpoint")
+'''
+
+
+def _readme(game_id: str, proof: InclusionProof, count: int, has_html: bool) -> str:
+    cp = proof.checkpoint
+    html_line = (
+        "report.html      the same replay as a page to step through in a browser (offline)\n"
+        if has_html
+        else "(report.html      not included: manifest.json field html.reason says why)\n"
+    )
+    return f"""\
+Dispute bundle for game {game_id}
+{"=" * (23 + len(game_id))}
+
+Made by {TOOL} {__version__}. Everything here can be checked without the operator's
+database and without trusting the operator, except for one thing you must get
+elsewhere: the checkpoint the operator PUBLISHED (see step 4).
+
+Contents
+--------
+events.jsonl     the game's {count} events, byte for byte as the platform sent them
+report.json      the replay's verdict: findings by rule, results, and a timeline
+{html_line}checkpoint.json  Merkle checkpoint {cp.n}: {cp.tree_size} games, root {cp.root_hash},
+                 made {cp.created_at}
+proof.json       the inclusion proof: this game is leaf {proof.leaf_index} of that checkpoint
+manifest.json    the SHA-256 of every other file, the tool version, the game id
+
+How to check it
+---------------
+With rummyguard installed (it also replays the game and compares report.json):
+
+    rummyguard check-bundle THIS.zip --root <published root hex> --size <published size>
+
+By hand, with Python 3 and nothing else (steps 1 to 3; save the script below as
+check.py and run `python3 check.py THIS.zip`):
+
+1. Integrity of the files: the SHA-256 of each file equals manifest.json "members".
+2. The hash chain (spec EVENTS.md): each event's "hash" is the SHA-256 of its JSON
+   Canonicalization Scheme form (RFC 8785: sorted keys, no spaces, UTF-8) without the
+   "hash" key, and its "prev_hash" is the previous event's "hash" (64 zeros for the
+   first). Events sent without hash fields were chained by the store on arrival the
+   same way, with "prev_hash" added before hashing. Any edited, dropped or reordered
+   event breaks the chain or changes the last hash.
+3. Inclusion (RFC 9162 section 2.1.3.2, SHA-256): the leaf is SHA-256(0x00 || the 32
+   bytes of the last event's hash); walking "inclusion_path" with interior nodes
+   SHA-256(0x01 || left || right) must give the checkpoint's root at its tree size.
+4. Trust: compare the checkpoint's tree size and root with the checkpoint the operator
+   published (or sent you) before the dispute. A bundle's own checkpoint proves
+   nothing by itself: only a root you obtained independently binds the operator. If
+   you hold a later checkpoint, ask for a bundle made against yours
+   (`rummyguard dispute {game_id} --bundle FILE.zip --checkpoint N`) or for a
+   consistency proof between the two (`rummyguard checkpoint`).
+5. The verdict: report.json is a claim about the events, not evidence. Re-derive it by
+   replaying the events under the published rules (check-bundle does this).
+
+check.py
+--------
+{_HAND_CHECK}"""
+
+
+# --- checking -----------------------------------------------------------------------------
+Status = Literal["pass", "fail", "warn", "skip"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One named check's outcome; ``warn`` and ``skip`` do not fail the bundle."""
+
+    name: str
+    status: Status
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+@dataclass(slots=True)
+class BundleCheck:
+    """Everything :func:`check_bundle` found. ``usable`` is False for input that is not a
+    bundle at all (not a zip, no readable manifest): exit code 2, not 1."""
+
+    checks: list[Check] = field(default_factory=list)
+    usable: bool = True
+    game_id: str | None = None
+    checkpoint: dict[str, Any] | None = None
+
+    def add(self, name: str, status: Status, detail: str) -> None:
+        self.checks.append(Check(name, status, detail))
+
+    def get(self, name: str) -> Check | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.name for c in self.checks if c.status == "fail"]
+
+    @property
+    def ok(self) -> bool:
+        return self.usable and not self.failed
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if not self.usable else 1 if self.failed else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "usable": self.usable,
+            "game_id": self.game_id,
+            "checkpoint": self.checkpoint,
+            "failed": self.failed,
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedCheckpoint:
+    """A checkpoint obtained independently of the bundle (published by the operator)."""
+
+    tree_size: int
+    root_hash: str
+
+    def as_mapping(self) -> dict[str, Any]:
+        return {"tree_size": self.tree_size, "root_hash": self.root_hash}
+
+
+def _load_json(members: Mapping[str, bytes], name: str) -> Any:
+    """A member parsed as JSON, or None if it is missing or not JSON."""
+    data = members.get(name)
+    if data is None:
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _open_archive(data: bytes, result: BundleCheck) -> dict[str, bytes] | None:
+    """Read every member; record the ``archive`` check. None if the input is unusable."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
+        result.usable = False
+        result.add("archive", "fail", f"not a readable zip file ({exc})")
+        return None
+    with archive:
+        infos = archive.infolist()
+        names = [i.filename for i in infos]
+        if sum(i.file_size for i in infos) > MAX_UNCOMPRESSED:
+            result.usable = False
+            result.add("archive", "fail", f"members claim more than {MAX_UNCOMPRESSED} bytes")
+            return None
+        members: dict[str, bytes] = {}
+        problems: list[str] = []
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            problems.append(f"duplicate members {dupes}")
+        unknown = sorted(set(names) - KNOWN)
+        if unknown:
+            problems.append(f"unexpected members {unknown}")
+        for info in infos:
+            if info.filename not in KNOWN or info.filename in dupes:
+                continue
+            try:
+                members[info.filename] = archive.read(info)
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+                problems.append(f"{info.filename} is damaged ({exc})")
+    if MANIFEST not in members:
+        result.usable = False
+        result.add("archive", "fail", "; ".join([*problems, "no manifest.json: not a dispute bundle"]))
+        return None
+    if problems:
+        result.add("archive", "fail", "; ".join(problems))
+    else:
+        result.add("archive", "pass", f"{len(members)} members, CRCs ok")
+    return members
+
+
+def _check_manifest(members: Mapping[str, bytes], manifest: Mapping[str, Any],
+                    result: BundleCheck) -> None:
+    listed = manifest.get("members")
+    if not isinstance(listed, Mapping):
+        result.add("manifest", "fail", "manifest.json has no members table")
+        return
+    problems = []
+    present = set(members) - {MANIFEST}
+    for name in sorted(set(listed) | present | set(REQUIRED)):
+        want = listed.get(name)
+        if name not in members:
+            problems.append(f"{name} is missing")
+        elif not isinstance(want, Mapping):
+            problems.append(f"{name} is not listed")
+        elif want.get("sha256") != _sha256(members[name]) or want.get("bytes") != len(members[name]):
+            problems.append(f"{name}: SHA-256 or size does not match")
+    html = manifest.get("html")
+    included = isinstance(html, Mapping) and html.get("included") is True
+    if included != (HTML in members):
+        problems.append("manifest html.included disagrees with the members")
+    if problems:
+        result.add("manifest", "fail", "; ".join(problems))
+    else:
+        result.add("manifest", "pass", f"{len(listed)} member hashes match")
+
+
+def _check_chain(members: Mapping[str, bytes], manifest: Mapping[str, Any],
+                 result: BundleCheck) -> ParsedEvents | None:
+    data = members.get(EVENTS)
+    if data is None:
+        result.add("chain", "fail", "events.jsonl is missing")
+        return None
+    parsed = parse_events_jsonl(data, result.game_id)
+    declared = manifest.get("events")
+    if isinstance(declared, Mapping) and parsed.readable:
+        if declared.get("chained_by") != parsed.chained_by:
+            parsed.problems.append(
+                f"manifest says chained by {declared.get('chained_by')}, "
+                f"the events are chained by {parsed.chained_by}"
+            )
+        if declared.get("count") != len(parsed.events):
+            parsed.problems.append(
+                f"manifest says {declared.get('count')} events, events.jsonl holds "
+                f"{len(parsed.events)}"
+            )
+    if parsed.problems:
+        more = f" (+{len(parsed.problems) - 3} more)" if len(parsed.problems) > 3 else ""
+        result.add("chain", "fail", "; ".join(parsed.problems[:3]) + more)
+    else:
+        how = (
+            "hashes recomputed as the store chained them at ingest"
+            if parsed.chained_by == "ingest"
+            else "hashes as chained by the producer"
+        )
+        last = parsed.events[-1]
+        result.add(
+            "chain", "pass",
+            f"{len(parsed.events)} events, seq 0..{last['seq']}, {how}; "
+            f"ends at {last['type']} {parsed.last_hash}",
+        )
+    return parsed if parsed.readable else None
+
+
+def _check_inclusion(members: Mapping[str, bytes], parsed: ParsedEvents | None,
+                     trusted: TrustedCheckpoint | None, result: BundleCheck) -> None:
+    proof = _load_json(members, PROOF)
+    checkpoint = _load_json(members, CHECKPOINT)
+    if not isinstance(proof, Mapping) or proof.get("format") != PROOF_FORMAT:
+        result.add("inclusion", "fail", "proof.json is missing or not an inclusion proof document")
+        result.add("trusted-checkpoint", "fail", "no inclusion proof to compare")
+        return
+    result.checkpoint = proof.get("checkpoint") if isinstance(proof.get("checkpoint"), dict) else None
+    last_hash = parsed.last_hash if parsed is not None else None
+    try:
+        if parsed is None or last_hash is None:
+            raise ProofError("the events could not be read, so the leaf is unknown")
+        if checkpoint != proof.get("checkpoint"):
+            raise ProofError("checkpoint.json is not the checkpoint the proof is against")
+        verify_proof_document(proof, game_id=result.game_id, last_event_hash=last_hash)
+    except ProofError as exc:
+        result.add("inclusion", "fail", str(exc))
+    else:
+        cp = proof["checkpoint"]
+        result.add(
+            "inclusion", "pass",
+            f"leaf {proof['leaf_index']} of {cp['tree_size']} leads to root {cp['root_hash']} "
+            f"(checkpoint {cp['n']}, {cp['created_at']})",
+        )
+    if trusted is None:
+        result.add(
+            "trusted-checkpoint", "warn",
+            "no trusted checkpoint given (--root/--size): the bundle's own checkpoint proves "
+            "nothing by itself; compare its size and root with the one the operator published",
+        )
+        return
+    try:
+        verify_proof_document(proof, trusted_checkpoint=trusted.as_mapping())
+    except ProofError as exc:
+        hint = ""
+        size = result.checkpoint.get("tree_size") if result.checkpoint else None
+        if isinstance(size, int) and size != trusted.tree_size:
+            hint = " (a bundle against another checkpoint: ask for one made with --checkpoint)"
+        result.add("trusted-checkpoint", "fail", f"{exc}{hint}")
+    else:
+        result.add(
+            "trusted-checkpoint", "pass",
+            f"the proof leads to the trusted root {trusted.root_hash} at size {trusted.tree_size}",
+        )
+
+
+def _first_difference(claimed: Any, derived: Any, path: str = "") -> str:
+    """Where two JSON values first differ, for a person (``record.findings[2].rule``)."""
+    if isinstance(claimed, dict) and isinstance(derived, dict):
+        for key in sorted(set(claimed) | set(derived), key=str):
+            if claimed.get(key, ...) != derived.get(key, ...):
+                return _first_difference(claimed.get(key), derived.get(key), f"{path}.{key}")
+    if isinstance(claimed, list) and isinstance(derived, list):
+        for i, (a, b) in enumerate(zip(claimed, derived, strict=False)):
+            if a != b:
+                return _first_difference(a, b, f"{path}[{i}]")
+        if len(claimed) != len(derived):
+            return f"{path[1:]}: report has {len(claimed)} items, the replay gives {len(derived)}"
+    shown = orjson.dumps(claimed).decode()[:120], orjson.dumps(derived).decode()[:120]
+    return f"{path[1:] or 'report'}: report says {shown[0]}, the replay gives {shown[1]}"
+
+
+def _version_note(manifest: Mapping[str, Any]) -> str:
+    tool = manifest.get("tool")
+    made_by = tool.get("version") if isinstance(tool, Mapping) else None
+    if made_by == __version__:
+        return ""
+    return f" (bundle made by {TOOL} {made_by}, checked with {__version__}: rules may differ)"
+
+
+def _check_replay(members: Mapping[str, bytes], parsed: ParsedEvents | None,
+                  manifest: Mapping[str, Any], result: BundleCheck) -> None:
+    report = _load_json(members, REPORT)
+    if not isinstance(report, Mapping):
+        result.add("replay", "fail", "report.json is missing or not JSON")
+        return
+    if parsed is None:
+        result.add("replay", "fail", "not replayed: events.jsonl is not readable")
+        return
+    derived = orjson.loads(_json(replay_report(parsed.events)))
+    if report == derived:
+        record = derived["record"]
+        verdict = "clean" if record["clean"] else f"{len(record['findings'])} finding(s)"
+        result.add(
+            "replay", "pass",
+            f"re-replayed: {verdict}, winners {record['results']['winners']}; "
+            "findings, results and timeline match report.json",
+        )
+    else:
+        result.add(
+            "replay", "fail",
+            f"report.json differs from the replay: {_first_difference(report, derived)}"
+            + _version_note(manifest),
+        )
+
+
+def _check_html(members: Mapping[str, bytes], parsed: ParsedEvents | None,
+                manifest: Mapping[str, Any], result: BundleCheck) -> None:
+    page = members.get(HTML)
+    if page is None:
+        html = manifest.get("html")
+        reason = html.get("reason") if isinstance(html, Mapping) else None
+        result.add("html", "skip", f"no report.html in the bundle: {reason or 'no reason given'}")
+        return
+    if parsed is None:
+        result.add("html", "fail", "not re-rendered: events.jsonl is not readable")
+        return
+    rendered, why_not = _render_html(parsed.events)
+    if rendered is None:
+        result.add("html", "skip", f"cannot re-render report.html here: {why_not}")
+    elif rendered == page:
+        result.add("html", "pass", "report.html is the page the events render to")
+    else:
+        result.add("html", "fail", "report.html is not the page the events render to"
+                   + _version_note(manifest))
+
+
+def check_bundle(data: bytes, trusted: TrustedCheckpoint | None = None) -> BundleCheck:
+    """Verify a dispute bundle offline; every check in :data:`CHECK_NAMES` is reported.
+
+    ``archive`` (a readable zip of known members), ``manifest`` (every member's SHA-256),
+    ``chain`` (events.jsonl validates and its hash chain holds), ``inclusion`` (the proof
+    leads from this game's last event hash to the bundle's checkpoint root),
+    ``trusted-checkpoint`` (that checkpoint is the trusted one; ``warn`` when none is
+    given), ``replay`` (report.json is exactly what replaying the events gives),
+    ``html`` (report.html is what the events render to; ``skip`` if absent).
+    Checks go on after a failure, so one run shows everything that is wrong.
+    """
+    result = BundleCheck()
+    members = _open_archive(data, result)
+    if members is None:
+        return result
+    manifest = _load_json(members, MANIFEST)
+    if not (
+        isinstance(manifest, Mapping)
+        and manifest.get("format") == BUNDLE_FORMAT
+        and manifest.get("version") == BUNDLE_VERSION
+        and isinstance(manifest.get("game_id"), str)
+    ):
+        result.usable = False
+        result.add("manifest", "fail",
+                   f"manifest.json is not a {BUNDLE_FORMAT} version {BUNDLE_VERSION} manifest")
+        return result
+    result.game_id = manifest["game_id"]
+    _check_manifest(members, manifest, result)
+    parsed = _check_chain(members, manifest, result)
+    _check_inclusion(members, parsed, trusted, result)
+    _check_replay(members, parsed, manifest, result)
+    _check_html(members, parsed, manifest, result)
+    return result
