@@ -11,9 +11,12 @@ import typer
 
 from . import (
     checkpoint_cmd,
+    dispute_cmd,
     export_cmd,
+    flags_cmd,
     ingest_cmd,
     replay_cmd,
+    scan_cmd,
     schema_cmd,
     sql_cmd,
     verify_cmd,
@@ -41,12 +44,16 @@ def _root() -> None:
 app.command("schema")(schema_cmd.schema)
 app.command("checkpoint")(checkpoint_cmd.checkpoint)
 app.command("prove")(checkpoint_cmd.prove)
+app.command("dispute")(dispute_cmd.dispute)
+app.command("check-bundle")(dispute_cmd.check_bundle_cmd)
 app.command("ingest")(ingest_cmd.ingest)
 app.command("verify-log")(verify_log_cmd.verify_log)
 app.command("export")(export_cmd.export)
 app.command("sql")(sql_cmd.sql)
 app.command("verify")(verify_cmd.verify)
 app.command("replay")(replay_cmd.replay)
+app.command("scan")(scan_cmd.scan)
+app.command("flags")(flags_cmd.flags)
 
 
 def main() -> None:

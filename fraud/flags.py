@@ -61,6 +61,11 @@ def _percentiles(df: pl.DataFrame, cols: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
+def _median(df: pl.DataFrame, col: str) -> float:
+    v = df.get_column(col).cast(pl.Float64).drop_nulls().drop_nans()
+    return float(v.median()) if v.len() else float("nan")  # type: ignore[arg-type]
+
+
 def _signals(df: pl.DataFrame, row: int, mech: str, pct: dict[str, np.ndarray],
              medians: dict[str, float], top: int = 4) -> list[dict[str, Any]]:
     out = []
@@ -73,7 +78,7 @@ def _signals(df: pl.DataFrame, row: int, mech: str, pct: dict[str, np.ndarray],
         directional = p if sign > 0 else 1.0 - p
         value = df.get_column(feat)[row]
         out.append({"signal": feat, "value": None if value is None else round(float(value), 4),
-                    "population_median": round(medians[feat], 4),
+                    "population_median": round(medians[feat], 4) if np.isfinite(medians[feat]) else None,
                     "percentile": round(float(directional), 4),
                     "suspicious_when": "high" if sign > 0 else "low"})
     out.sort(key=lambda s: (-s["percentile"], s["signal"]))
@@ -174,10 +179,8 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
     flags: list[dict[str, Any]] = []
     p_pct = _percentiles(players, [f for m in PLAYER_MECHANISMS for f, _ in MECH_SIGNALS[m]])
     q_pct = _percentiles(pairs, [f for m in PAIR_MECHANISMS for f, _ in MECH_SIGNALS[m]])
-    p_med = {c: float(np.nanmedian(players.get_column(c).cast(pl.Float64).fill_null(np.nan).to_numpy()))
-             for c in p_pct} if players.height else {}
-    q_med = {c: float(np.nanmedian(pairs.get_column(c).cast(pl.Float64).fill_null(np.nan).to_numpy()))
-             for c in q_pct} if pairs.height else {}
+    p_med = {c: _median(players, c) for c in p_pct}
+    q_med = {c: _median(pairs, c) for c in q_pct}
     pindex = {p: i for i, p in enumerate(players.get_column("player").to_list())}
     qindex = {k: i for i, k in enumerate(zip(pairs.get_column("p1").to_list(),
                                               pairs.get_column("p2").to_list(), strict=True))}

@@ -1,0 +1,107 @@
+"""``rummyguard scan``: the nightly fraud scan over the store, writing the flags."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .common import DbOption, console, db_path, err_console, fail, print_json
+
+
+def scan(
+    db: Path | None = DbOption,
+    model: Path | None = typer.Option(
+        None, "--model", help="A trained model (rummyguard eval --save-model). Without it, the "
+        "unsupervised detector alone ranks subjects.", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
+    parquet: Path | None = typer.Option(
+        None, "--parquet", help="Also write the fact tables as Parquet files into this folder.",
+        show_default=False),
+    workers: int = typer.Option(min(2, os.cpu_count() or 1), "--workers",
+                                help="Processes for the replay + facts map (0 = in process)."),
+    threshold: float = typer.Option(0.5, "--threshold", help="Model probability that makes a flag."),
+    top: int = typer.Option(20, "--top", help="Flags to print (all are stored)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+) -> None:
+    """Replay every stored game, derive facts and features, score them, and write flags.
+
+    Writes the tables fraud.moves, fraud.discards, fraud.pickups, fraud.player_games,
+    fraud.chip_flows, fraud.sessions and fraud.flags, and the views moves, chip_flows,
+    player_games (unless another command owns it) and flags (docs/fraud.md). Each flag
+    names its subject (player, pair or ring), score, likely mechanism, top signals and
+    the evidence moves: open one with `rummyguard replay GAME --at SEQ`.
+    """
+    from ..events.store import EventStore, StoreError
+    from ..fraud.models import ModelError, load_model
+    from ..fraud.scan import scan_store
+
+    fitted = None
+    if model is not None:
+        try:
+            fitted = load_model(model)
+        except ModelError as exc:
+            fail(str(exc))
+    try:
+        store = EventStore.open(db_path(db))
+    except StoreError as exc:
+        fail(str(exc))
+    try:
+        if progress and err_console.is_terminal:
+            with Progress(TextColumn("scan"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=err_console, transient=True) as bar:
+                task = bar.add_task("scan", total=None)
+                result = scan_store(
+                    store, model=fitted, workers=workers, parquet_dir=parquet, threshold=threshold,
+                    progress=lambda n: bar.advance(task, n),
+                    on_total=lambda n: bar.update(task, total=n))
+        else:
+            result = scan_store(store, model=fitted, workers=workers, parquet_dir=parquet,
+                                threshold=threshold)
+    finally:
+        store.close()
+    if as_json:
+        out = result.summary()
+        out["model"] = str(model) if model else None
+        out["top_flags"] = _flag_rows(result.flags.head(top))
+        print_json(out)
+        return
+    s = result.summary()
+    console.print(f"scanned {s['games']} games, {s['players']} players, {s['pairs']} pairs in "
+                  f"{s['seconds']['total']:.1f} s; {s['flags']} flags "
+                  f"({'model ' + str(model) if model else 'unsupervised only'})", highlight=False)
+    if result.flags.height:
+        _print_flags(result.flags.head(top))
+
+
+def _flag_rows(flags: object) -> list[dict]:
+    import orjson
+    import polars as pl
+
+    assert isinstance(flags, pl.DataFrame)
+    rows = []
+    for r in flags.iter_rows(named=True):
+        r = dict(r)
+        r["signals"] = orjson.loads(r["signals"])
+        r["evidence"] = orjson.loads(r["evidence"])
+        rows.append(r)
+    return rows
+
+
+def _print_flags(flags: object) -> None:
+    import orjson
+    import polars as pl
+
+    assert isinstance(flags, pl.DataFrame)
+    table = Table("#", "subject", "score", "mechanism", "top signals (value, pctile)", "open")
+    for r in flags.iter_rows(named=True):
+        sig = orjson.loads(r["signals"])[:3]
+        text = ", ".join(
+            f"{s['signal']}={s['value']}" + (f" ({s['percentile']:.2f})" if s["percentile"] is not None else "")
+            for s in sig)
+        table.add_row(str(r["flag_id"]), f"{r['subject_kind']} {r['subject']}", f"{r['score']:.3f}",
+                      f"{r['mechanism']} [{r['source']}]", text, r["replay"])
+    console.print(table)
