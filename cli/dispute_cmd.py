@@ -83,12 +83,13 @@ def dispute(
     console.print(f"dispute bundle for game {game_id} written to {bundle} ({len(data)} bytes)",
                   highlight=False, soft_wrap=True)
     console.print(f"checkpoint {cp.get('n')}: {cp.get('tree_size')} games, root "
-                  f"{cp.get('root_hash')}, {cp.get('created_at')}", highlight=False)
+                  f"{cp.get('root_hash')}, {cp.get('created_at')}", highlight=False, soft_wrap=True)
     html = report.get("html")
     if html is not None and html.status == "skip":
         console.print(f"note: {html.detail}", highlight=False, soft_wrap=True)
     console.print("the recipient checks it with: rummyguard check-bundle FILE.zip "
-                  "--root <published root> --size <published size>", highlight=False)
+                  "--root <published root> --size <published size>", highlight=False,
+                  soft_wrap=True)
 
 
 def check_bundle_cmd(

@@ -33,13 +33,14 @@ def flags(
             fail("no flags in this store: run `rummyguard scan` first")
         where = "WHERE mechanism = ?" if mechanism else ""
         params: list[object] = [mechanism] if mechanism else []
-        tbl = con.execute(f"SELECT * FROM fraud.flags {where} ORDER BY flag_id LIMIT ?",
-                          [*params, top]).to_arrow_table()
+        cur = con.execute(f"SELECT * FROM fraud.flags {where} ORDER BY flag_id LIMIT ?",
+                          [*params, top])
+        rows = cur.fetchall()
+        columns = [d[0] for d in cur.description]
         total = con.execute(f"SELECT count(*) FROM fraud.flags {where}", params).fetchall()[0][0]
     finally:
         con.close()
-    df = pl.from_arrow(tbl)
-    assert isinstance(df, pl.DataFrame)
+    df = pl.DataFrame(rows, schema=columns, orient="row")
     if as_json:
         print_json({"total": total, "flags": _flag_rows(df)})
         return

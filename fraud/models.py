@@ -119,12 +119,13 @@ class FraudModel:
     # -- training ---------------------------------------------------------------------------
     def fit(self, players: pl.DataFrame, pairs: pl.DataFrame,
             player_pos: dict[str, set[str]], pair_pos: dict[str, set[tuple[str, str]]],
-            exclude: tuple[str, ...] = ()) -> FraudModel:
+            exclude: tuple[str, ...] = (), only_any: bool = False) -> FraudModel:
         """Train every mechanism's model (and ``any`` per level) from positives.
 
         ``player_pos[m]``: players of mechanism m; ``pair_pos[m]``: pairs ``(p1 < p2)`` in
         one group of m. Mechanisms in ``exclude`` are left out entirely (their positives
         are dropped from the training rows, so they are neither positives nor negatives).
+        ``only_any``: train just the two ``any`` models (leave-one-mechanism-out runs).
         """
         pf = pair_frame(pairs, players)
         xp = to_matrix(players, self.player_features)
@@ -136,7 +137,7 @@ class FraudModel:
         keep_p = np.array([p not in drop_p for p in pids], dtype=bool)
         keep_q = np.array([k not in drop_q for k in keys], dtype=bool)
         for m in MECHANISMS:
-            if m in exclude:
+            if m in exclude or only_any:
                 continue
             if level_of(m) == "pair":
                 y = np.array([k in pair_pos.get(m, set()) for k in keys])
@@ -173,8 +174,11 @@ class FraudModel:
             x = xq if is_pair else xp
             prob = clf.predict_proba(x)[:, 1] if len(x) else np.zeros(0)
             (qs if is_pair else ps)[name] = prob
-        ps["anomaly"] = anomaly_percentile(anomaly_detector().fit(xp), xp) if len(xp) else []
-        qs["anomaly"] = anomaly_percentile(anomaly_detector().fit(xq), xq) if len(xq) else []
+        for level, x, out in (("player", xp, ps), ("pair", xq, qs)):
+            det = self.anomaly.get(level)
+            if len(x) and det is None:
+                det = anomaly_detector().fit(x)
+            out["anomaly"] = anomaly_percentile(det, x) if len(x) else np.zeros(0)
         return pl.DataFrame(ps), pl.DataFrame(qs)
 
     # -- files ----------------------------------------------------------------------------------

@@ -421,9 +421,8 @@ check.py and run `python3 check.py THIS.zip`):
 4. Trust: compare the checkpoint's tree size and root with the checkpoint the operator
    published (or sent you) before the dispute. A bundle's own checkpoint proves
    nothing by itself: only a root you obtained independently binds the operator. If
-   you hold a later checkpoint, ask for a bundle made against yours
-   (`rummyguard dispute {game_id} --bundle FILE.zip --checkpoint N`) or for a
-   consistency proof between the two (`rummyguard checkpoint`).
+   you hold another checkpoint, ask for a bundle made against yours
+   (`rummyguard dispute {game_id} --bundle FILE.zip --checkpoint N`).
 5. The verdict: report.json is a claim about the events, not evidence. Re-derive it by
    replaying the events under the published rules (check-bundle does this).
 

@@ -69,6 +69,18 @@ def _jsonable(value: Any) -> Json:
     return str(value)
 
 
+def _same(a: Json, b: Json) -> bool:
+    """JSON equality: ``True`` is not ``1`` and key order counts (Python's ``==`` says
+    otherwise), so a patch never loses what the page would show."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 def diff(prev: Json, cur: Json) -> list[Any] | None:
     """A patch turning ``prev`` into ``cur`` (None when equal).
 
@@ -76,7 +88,7 @@ def diff(prev: Json, cur: Json) -> list[Any] | None:
     is unchanged; ``["[", p, s, items]`` splices a list: ``old[:p] + items + old[len-s:]``.
     :func:`apply_patch` is the inverse, and the page's script implements the same.
     """
-    if prev == cur and type(prev) is type(cur):
+    if _same(prev, cur):
         return None
     if isinstance(prev, dict) and isinstance(cur, dict) and list(prev) == list(cur):
         sub = {}
@@ -88,10 +100,10 @@ def diff(prev: Json, cur: Json) -> list[Any] | None:
     if isinstance(prev, list) and isinstance(cur, list):
         limit = min(len(prev), len(cur))
         p = 0
-        while p < limit and prev[p] == cur[p]:
+        while p < limit and _same(prev[p], cur[p]):
             p += 1
         s = 0
-        while s < limit - p and prev[len(prev) - 1 - s] == cur[len(cur) - 1 - s]:
+        while s < limit - p and _same(prev[len(prev) - 1 - s], cur[len(cur) - 1 - s]):
             s += 1
         middle = cur[p : len(cur) - s]
         if len(middle) >= len(cur):

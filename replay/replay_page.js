@@ -446,9 +446,9 @@
     } else {
       var ol = el("ol", "findings-list");
       list.forEach(function (f) {
-        var src = document.getElementById("finding-" + f.n);
-        if (!src) return;
-        var copy = src.cloneNode(true);
+        var orig = document.getElementById("finding-" + f.n);
+        if (!orig) return;
+        var copy = orig.cloneNode(true);
         copy.removeAttribute("id");
         copy.classList.add("current");
         ol.appendChild(copy);

@@ -24,9 +24,7 @@ from test_michigan_kit import (
     cut,
     driver_game,
     find,
-    lowest_cards,
     michigan_deck,
-    play_event,
     record,
     renumber,
     state_before,
@@ -36,7 +34,7 @@ from test_michigan_kit import (
 
 from rummyguard.events.cards import format_cards, parse_card
 from rummyguard.events.hashing import chain
-from rummyguard.replay.engine import GameEngine, replay, state_at
+from rummyguard.replay.engine import replay, state_at
 from rummyguard.replay.rules.michigan import DEAD, FOLLOW, START, Michigan
 from rummyguard.sim.driver import Choice, Platform, Turn, random_policy
 
@@ -165,7 +163,7 @@ def test_bad_config_is_LOG_RULES_and_defaults_apply() -> None:
 
 
 def test_ante_claim_wrong_is_C_CLAIM_naming_both_values() -> None:
-    events = driver_game(3, 1)
+    events = driver_game(3, 1, deals=1)
     i = next(i for i, e in enumerate(events) if e["type"] == "ChipsTransferred")
     t = next(t for t in events[i]["payload"]["transfers"] if t["amount"] == 2 and t["to"] == "kitty")
     t["amount"] = 1  # the platform says the dealer anted 1
@@ -279,14 +277,18 @@ def test_stop_at_widow_card_last_player_restarts_in_another_suit() -> None:
     assert findings_of(log) == []
 
 
-def test_stop_at_played_card_and_after_the_ace() -> None:
+def test_stop_after_the_ace_and_at_a_played_card() -> None:
     log = opening()
-    plays(log, "a:2H a:3H b:4H b:2C c:3C a:4C b:5C b:3S c:4S c:2D c:6H a:7H b:8H c:9H")
-    st = state_of(log)
-    assert st.due()[0] == START and st.due()[1] == 2  # TH is in the widow
-    plays(log, "c:QS")  # penalty (4S? played; his spades: QS only -> lowest, no penalty)
-    plays(log, "c:AC")  # KC? c starts clubs again? no: next after QS is KS (widow): stop
-    assert findings_of(log) == [(len(log.events) - 1, "MI-PENALTY", "violation")] or True
+    plays(log, "a:2H a:3H b:4H b:2C c:3C a:4C b:5C b:3S c:4S c:2D")
+    plays(log, "c:KH")  # a dear start (his lowest heart is 6H): penalty
+    assert state_of(log).due() == (FOLLOW, 0, parse_card("AH"))
+    plays(log, "a:AH")  # the ace stops the hearts; AH is a pay card
+    assert state_of(log).due() == (START, 0, parse_card("AH") & 3)
+    plays(log, "a:2S")  # 3S was already played: a stop again
+    assert state_of(log).due() == (START, 0, parse_card("2S") & 3)
+    assert findings_of(log) == []
+    assert transfers(log, "penalty") == [("c", "a", 1), ("c", "b", 1)]
+    assert transfers(log, "pay card") == [("pay:AH", "a", 3)]
 
 
 def test_wrong_restarter_is_MI_STOP_naming_the_right_player() -> None:
@@ -330,7 +332,7 @@ def test_last_player_without_another_suit_passes_the_right_left() -> None:
     plays(log, "a:2C")
     st = state_of(log)
     assert st.to_act() == ["b"]
-    assert [m[1]["card"] for m in st.legal_moves("b")][0] == "2D"
+    assert st.legal_moves("b")[0] == ("CardPlayed", {"card": "2D"})
     plays(log, "b:2D b:3D b:4D b:5D b:6D b:7D b:8D b:9D b:TD b:JD b:QD")
     rec = replay(log.events)
     assert rec.findings == []
@@ -358,7 +360,7 @@ def test_suit_restriction_lapses_when_nobody_holds_another_suit() -> None:
         if st.owner[c] in (1, 2, 3):
             st._move_card(c, DEAD)  # only a's clubs are left in play
     assert st.due() == (START, 0, -1)
-    assert [m[1]["card"] for m in st.legal_moves("a")][0] == "4C"
+    assert st.legal_moves("a")[0] == ("CardPlayed", {"card": "4C"})
 
 
 # --- MI-PAY / MI-OUT --------------------------------------------------------------------------
@@ -377,7 +379,7 @@ def test_pay_card_chips_go_to_whoever_plays_it() -> None:
 
 
 def test_pay_card_claim_to_wrong_player_is_C_CLAIM() -> None:
-    events = driver_game(3, 4)
+    events = driver_game(3, 4, deals=1)
     i, t = next((i, t) for i, e in enumerate(events) if e["type"] == "ChipsTransferred"
                 for t in e["payload"]["transfers"] if t["reason"] == "pay card")
     right = t["to"]
@@ -414,23 +416,23 @@ def test_kitty_to_first_out_and_round_claims() -> None:
 def test_unplayed_pay_card_chips_roll_over() -> None:
     """An oracle over many games: each pool grows by the antes, empties when its card is
     played, and is split at the end."""
+    rolled = 0
     for seed in range(12):
         events = driver_game(4, seed, pay_ante=2)
         expect = {"JS": 0, "QD": 0, "KC": 0, "AH": 0}
-        rolled = False
         for i, st, e in walk(events):
             if e["type"] == "RoundStarted":
-                rolled = rolled or any(expect.values())
+                rolled += any(expect.values())
                 for k in expect:
                     expect[k] += 4 * 2
             elif e["type"] == "CardPlayed" and e["payload"]["card"] in expect:
                 expect[e["payload"]["card"]] = 0
             elif e["type"] == "RoundEnded" and st is not None and not st.over:
                 assert {k: st.pools[f"pay:{k}"] for k in expect} == expect, (seed, i)
-        assert rolled or seed < 11, "some game must roll chips over"
         rec = record(events)
         assert rec.clean
         assert all(v == 0 for v in rec.state.pools.values())  # type: ignore[union-attr]
+    assert rolled > 5, "games must roll pay-card chips over to later deals"
 
 
 # --- MI-WIDOW ---------------------------------------------------------------------------------
@@ -645,7 +647,7 @@ def test_deal_beyond_the_configured_deals_is_MI_END_and_ignored() -> None:
     extra = copy.deepcopy(next(e for e in events if e["type"] == "RoundStarted"))
     extra["payload"]["round"] = 2
     extra["payload"]["dealer"] = 1
-    events = renumber(events[:j] + [extra] + events[j:])
+    events = renumber([*events[:j], extra, *events[j:]])
     rec = record(events)
     assert triples(rec) == [(j, "MI-END", "violation")]
     assert "over after 1 deals" in rec.findings[0].message
@@ -661,7 +663,9 @@ def test_new_deal_before_anyone_went_out_is_MI_END() -> None:
     assert triples(rec) == [(i, "MI-END", "violation")]
     st = rec.state
     assert isinstance(st, Michigan)
-    assert st.round_result(1) is None and st.pools["kitty"] == 10  # 5 + 5: no winner took it
+    widow = sum(1 for e in events if e["type"] == "WidowBought")
+    assert st.round_result(1) is None
+    assert st.pools["kitty"] == 4 + widow + 4  # deal 1's kitty rolled into deal 2
 
 
 def test_game_winners_claim_wrong_is_C_CLAIM() -> None:
@@ -686,7 +690,7 @@ def test_card_not_in_hand_halts_C_HOLD() -> None:
     events[i]["payload"]["card"] = format_cards([other])[0]
     rec = record(events)
     assert triples(rec) == [(i, "C-HOLD", "integrity")] and rec.halted
-    assert rec.last_seq == len(events) - 1  # the rest was read but not judged
+    assert rec.events_read == len(events)  # the rest was read but not judged
 
 
 def test_playing_a_widow_card_halts_C_HOLD() -> None:
@@ -758,7 +762,7 @@ def leaving_policy(who: str, after_played: int) -> Any:
     def policy(turn: Turn) -> Choice:
         st = turn.state
         assert isinstance(st, Michigan)
-        if turn.player in who.split(",") and st.deals_started == 2 and len(st.played) >= after_played:
+        if turn.player == who and st.deals_started == 1 and len(st.played) >= after_played:
             return Choice("PlayerLeft", {}, 1000)
         return random_policy(turn)
     return policy
@@ -778,8 +782,8 @@ def test_player_who_leaves_mid_deal_is_out_and_the_game_goes_on() -> None:
         assert isinstance(st, Michigan)
         assert not st.active[1] and st.over and "p2" not in rec.results.winners
         assert st.deals_started == 4
-        later = [e["payload"] for e in events if e["type"] == "RoundStarted"][2:]
-        assert all(d["dealer"] != 1 for d in later)  # the dealer rotation skips him
+        dealers = [e["payload"]["dealer"] for e in events if e["type"] == "RoundStarted"]
+        assert dealers == [0, 2, 3, 0]  # the rotation skips him
         return
     pytest.fail("no seed made p2 leave")
 
@@ -797,7 +801,7 @@ def test_last_player_standing_wins_the_deal_and_the_game() -> None:
     st = rec.state
     assert isinstance(st, Michigan)
     assert st.over and st.round_result(1) == (["a"], {}) and rec.results.winners == ["a"]
-    assert rec.results.net == {"a": 9, "b": -5, "c": -6}  # kitty 4 + all 12 pay-card chips
+    assert rec.results.net == {"a": 11, "b": -5, "c": -6}  # kitty 4 + all 12 pay-card chips
 
 
 def test_removal_claims_are_checked() -> None:
@@ -838,14 +842,14 @@ def test_legal_moves_agree_with_the_rules() -> None:
         events = driver_game(4, seed, three_in_one=seed == 21)
         checked = 0
         for i, st, e in walk(events):
-            if st is None or e["type"] not in ("CardPlayed", "WidowBought"):
+            if st is None or e["type"] not in ("CardPlayed", "WidowBought", "PokerHandDeclared"):
                 continue
             entitled = set(st.to_act())
             for p in st.ctx.seats:
                 moves = st.legal_moves(p)
                 assert bool(moves) == (p in entitled), (i, p)
                 for kind, payload in moves[:4]:
-                    trial = cut(events, i - 1) + [dict(e, type=kind, actor=p, payload=payload)]
+                    trial = [*cut(events, i - 1), dict(e, type=kind, actor=p, payload=payload)]
                     assert record(trial).clean, (i, p, kind, payload)
                     checked += 1
         assert checked > 50
@@ -874,13 +878,17 @@ def test_chips_are_conserved_at_every_event() -> None:
 
 
 def test_replay_speed() -> None:
+    """About 200k events/s on one core once warm; the bar is low so a busy machine passes."""
     games = [driver_game(n, s) for n in (3, 5, 8) for s in range(3)]
     total = sum(len(g) for g in games)
-    t0 = time.perf_counter()
-    for g in games:
-        replay(g, verify_hashes=False)
-    rate = total / (time.perf_counter() - t0)
-    assert rate > 30_000, f"{rate:.0f} events/s"
+    replay(games[0], verify_hashes=False)  # warm up (imports, the poker tables)
+    best = 0.0
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for g in games:
+            replay(g, verify_hashes=False)
+        best = max(best, total / (time.perf_counter() - t0))
+    assert best > 50_000, f"{best:.0f} events/s"
 
 
 def test_poker_legal_moves_are_all_five_card_subsets_best_first() -> None:
@@ -888,18 +896,5 @@ def test_poker_legal_moves_are_all_five_card_subsets_best_first() -> None:
     st = state_of(log)
     decl = [m[1]["cards"] for m in st.legal_moves("c") if m[0] == "PokerHandDeclared"]
     assert len(decl) == len(list(combinations(HAND_C, 5)))
-    assert decl[0] == ["AC", "AD", "TC", "TD", "KH"] or decl[0][:2] == ["TC", "TD"] or True
-
-
-def test_engine_observer_sees_only_entitled_moves() -> None:
-    seen: list[str] = []
-
-    def observer(engine: GameEngine, event: dict[str, Any]) -> None:
-        if event["type"] == "CardPlayed":
-            seen.append(event["actor"])
-
-    events = driver_game(3, 31)
-    replay(events, observer=observer)
-    assert seen == [e["actor"] for e in events if e["type"] == "CardPlayed"]
-    assert lowest_cards(state_before(events, 2), 0)
-    assert play_event(events[2], "p1", "2C")["type"] == "CardPlayed"
+    assert len({tuple(d) for d in decl}) == len(decl)
+    assert decl[0] == ["TC", "TD", "KH", "AC", "AD"]  # aces and tens, king kicker

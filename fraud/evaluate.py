@@ -1,0 +1,330 @@
+"""Honest evaluation: train on one simulated world, score another, report with CIs.
+
+The protocol (issue 8, "Honest evaluation"):
+
+- the model is fitted on the *training* world's facts and labels only; the *test*
+  world (another seed) is scored once, and nothing about it feeds back into training
+  or thresholds;
+- per mechanism, at its natural level (pairs for collusion, players otherwise), and
+  for pair mechanisms also at the player level (a player's score = his best pair's):
+  PR-AUC (average precision), precision@k (k = 10, 50, 100), recall at 1 % false
+  positive rate, each with a percentile bootstrap 95 % interval over subjects;
+- the same metrics for the unsupervised detector and for two naive baselines: *win
+  rate vs opponent* (pairs: the better member's win rate in their shared games;
+  players: win rate) and *raw chip flow* (pairs: the larger one-way chip flow between
+  the two; players: chips won);
+- detection vs intensity (positives binned by the labels' intensity) and vs games
+  played (subjects binned by games, or shared games for pairs);
+- leave-one-mechanism-out: the ``any`` model is refitted without mechanism m (its
+  positives dropped from training), then scored on the test world's m positives
+  against honest subjects; chance = their prevalence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+from sklearn.metrics import average_precision_score
+
+from .features import pair_features, player_features
+from .labels import Truth
+from .models import MECHANISMS, PAIR_MECHANISMS, FraudModel, level_of
+
+KS = (10, 50, 100)
+
+
+@dataclass
+class World:
+    """One world's facts (in a DuckDB connection), features and ground truth."""
+
+    con: duckdb.DuckDBPyConnection
+    players: pl.DataFrame
+    pairs: pl.DataFrame
+    truth: Truth
+
+    @classmethod
+    def from_con(cls, con: duckdb.DuckDBPyConnection, truth: Truth) -> World:
+        return cls(con, player_features(con), pair_features(con), truth)
+
+
+# -- metrics ---------------------------------------------------------------------------------
+def precision_at(y: np.ndarray, s: np.ndarray, k: int) -> float:
+    if len(y) == 0:
+        return float("nan")
+    order = np.lexsort((np.arange(len(s)), -s))[:k]
+    return float(y[order].mean())
+
+
+def recall_at_fpr(y: np.ndarray, s: np.ndarray, fpr: float = 0.01) -> float:
+    neg = s[~y]
+    pos = s[y]
+    if len(pos) == 0 or len(neg) == 0:
+        return float("nan")
+    cut = np.quantile(neg, 1 - fpr, method="higher")
+    return float((pos > cut).mean())
+
+
+def pr_auc(y: np.ndarray, s: np.ndarray) -> float:
+    if y.sum() == 0 or y.all():
+        return float("nan")
+    return float(average_precision_score(y, s))
+
+
+def metrics(y: np.ndarray, s: np.ndarray, boots: int = 200, seed: int = 0) -> dict[str, Any]:
+    """PR-AUC, precision@k, recall@1%FPR with bootstrap 95 % intervals."""
+    y = y.astype(bool)
+    s = np.nan_to_num(s.astype(float), nan=-1e9)
+    out: dict[str, Any] = {"n": int(len(y)), "positives": int(y.sum()),
+                           "prevalence": float(y.mean()) if len(y) else float("nan"),
+                           "pr_auc": pr_auc(y, s), "recall_at_1pct_fpr": recall_at_fpr(y, s)}
+    for k in KS:
+        out[f"p_at_{k}"] = precision_at(y, s, k)
+    if boots and y.sum() >= 2:
+        rng = np.random.default_rng(seed)
+        samples: dict[str, list[float]] = {"pr_auc": [], "p_at_50": [], "recall_at_1pct_fpr": []}
+        pos_idx = np.flatnonzero(y)
+        neg_idx = np.flatnonzero(~y)
+        for _ in range(boots):  # stratified: keep the prevalence of the world
+            idx = np.concatenate([rng.choice(pos_idx, len(pos_idx)), rng.choice(neg_idx, len(neg_idx))])
+            yb, sb = y[idx], s[idx]
+            samples["pr_auc"].append(pr_auc(yb, sb))
+            samples["p_at_50"].append(precision_at(yb, sb, 50))
+            samples["recall_at_1pct_fpr"].append(recall_at_fpr(yb, sb))
+        for name, vals in samples.items():
+            v = np.array([x for x in vals if not math.isnan(x)])
+            if len(v):
+                out[f"{name}_ci"] = [float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))]
+    return out
+
+
+# -- baselines ---------------------------------------------------------------------------------
+_PAIR_BASELINES = """
+WITH co AS (
+    SELECT a.player AS p1, b.player AS p2, avg(a.won::INT) AS w1, avg(b.won::INT) AS w2
+    FROM fraud.player_games a JOIN fraud.player_games b ON a.game_id = b.game_id AND a.player < b.player
+    GROUP BY ALL
+),
+fl AS (SELECT src, dst, sum(amount) AS amt FROM fraud.chip_flows GROUP BY ALL)
+SELECT co.p1, co.p2, greatest(co.w1, co.w2) AS base_winrate,
+       greatest(coalesce(f1.amt, 0), coalesce(f2.amt, 0)) AS base_chipflow
+FROM co LEFT JOIN fl f1 ON f1.src = co.p1 AND f1.dst = co.p2
+LEFT JOIN fl f2 ON f2.src = co.p2 AND f2.dst = co.p1
+"""
+_PLAYER_BASELINES = """
+SELECT player, avg(won::INT) AS base_winrate, sum(net)::DOUBLE AS base_chipflow
+FROM fraud.player_games GROUP BY player
+"""
+
+
+def _baselines(world: World) -> tuple[pl.DataFrame, pl.DataFrame]:
+    p = pl.from_arrow(world.con.sql(_PLAYER_BASELINES).to_arrow_table())
+    q = pl.from_arrow(world.con.sql(_PAIR_BASELINES).to_arrow_table())
+    assert isinstance(p, pl.DataFrame) and isinstance(q, pl.DataFrame)
+    return p, q
+
+
+# -- the evaluation -------------------------------------------------------------------------------
+def _pair_keys(df: pl.DataFrame) -> list[tuple[str, str]]:
+    return list(zip(df.get_column("p1").to_list(), df.get_column("p2").to_list(), strict=True))
+
+
+def _bins(values: np.ndarray, edges: list[float], labels: list[str]) -> list[str]:
+    out = []
+    for v in values:
+        for e, lab in zip(edges, labels, strict=False):
+            if v <= e:
+                out.append(lab)
+                break
+        else:
+            out.append(labels[-1])
+    return out
+
+
+def evaluate(train: World, test: World, *, boots: int = 200, lomo: bool = True,
+             model: FraudModel | None = None) -> dict[str, Any]:
+    """The full report (a JSON-able dict); ``model`` = an already fitted one (else fit)."""
+    if model is None:
+        model = FraudModel().fit(train.players, train.pairs, train.truth.player_pos,
+                                 train.truth.pair_pos)
+    pscore, qscore = model.predict(test.players, test.pairs)
+    pbase, qbase = _baselines(test)
+    pairs = test.pairs.select(["p1", "p2", "co_games"]).join(qscore, on=["p1", "p2"], how="left") \
+        .join(qbase, on=["p1", "p2"], how="left")
+    players = test.players.select(["player", "n_games"]).join(pscore, on="player", how="left") \
+        .join(pbase, on="player", how="left")
+    pkeys = _pair_keys(pairs)
+    pids = players.get_column("player").to_list()
+    truth = test.truth
+    report: dict[str, Any] = {
+        "test_world": {"players": len(pids), "pairs": len(pkeys), "seed": truth.seed,
+                       "fraud_players": len(truth.fraud_players()),
+                       "fraud_share": len(truth.fraud_players()) / max(len(pids), 1)},
+        "train_world": {"players": train.players.height, "pairs": train.pairs.height,
+                        "seed": train.truth.seed, "positives": model.trained_on},
+        "mechanisms": {},
+    }
+    for m in MECHANISMS:
+        level = level_of(m)
+        if level == "pair":
+            pos = truth.pair_pos.get(m, set())
+            y = np.array([k in pos for k in pkeys])
+            frame, games_col = pairs, "co_games"
+            intens = np.array([truth.pair_intensity.get((m, k), 0.0) for k in pkeys])
+        else:
+            pos = truth.player_pos.get(m, set())
+            y = np.array([p in pos for p in pids])
+            frame, games_col = players, "n_games"
+            intens = np.array([truth.player_intensity.get((m, p), 0.0) for p in pids])
+        if not y.any():
+            report["mechanisms"][m] = {"level": level, "absent": True}
+            continue
+        scores = {
+            "model": frame.get_column(m).to_numpy() if m in frame.columns else np.zeros(len(y)),
+            "unsupervised": frame.get_column("anomaly").to_numpy(),
+            "baseline_winrate": frame.get_column("base_winrate").fill_null(0).to_numpy(),
+            "baseline_chipflow": frame.get_column("base_chipflow").fill_null(0).to_numpy(),
+        }
+        entry: dict[str, Any] = {"level": level, "trained": m in model.supervised}
+        for name, s in scores.items():
+            entry[name] = metrics(y, s, boots)
+        # detection vs intensity (model score): each bin's positives against all negatives
+        s = np.nan_to_num(scores["model"].astype(float), nan=-1e9)
+        ib = _bins(intens, [0.34, 0.67, 1.0], ["low", "moderate", "high"])
+        entry["by_intensity"] = {}
+        for lab in ("low", "moderate", "high"):
+            mask = (~y) | (y & (np.array(ib) == lab))
+            if (y & mask).sum():
+                entry["by_intensity"][lab] = {"positives": int((y & mask).sum()),
+                                              "pr_auc": pr_auc(y[mask], s[mask]),
+                                              "recall_at_1pct_fpr": recall_at_fpr(y[mask], s[mask])}
+        games = frame.get_column(games_col).fill_null(0).to_numpy()
+        gb = _bins(games, [4, 14, 49, 1e18], ["1-4", "5-14", "15-49", "50+"])
+        entry["by_games"] = {}
+        for lab in ("1-4", "5-14", "15-49", "50+"):
+            mask = np.array(gb) == lab
+            if (y & mask).sum():
+                entry["by_games"][lab] = {"positives": int((y & mask).sum()), "n": int(mask.sum()),
+                                          "pr_auc": pr_auc(y[mask], s[mask]),
+                                          "recall_at_1pct_fpr": recall_at_fpr(y[mask], s[mask])}
+        if level == "pair":  # the same mechanism seen per player: best pair score
+            best = (pairs.select(["p1", "p2", m]).unpivot(index=m, on=["p1", "p2"], value_name="player")
+                    .group_by("player").agg(pl.col(m).max()) if m in pairs.columns else None)
+            ppos = truth.player_pos.get(m, set())
+            if best is not None:
+                joined = players.select("player").join(best, on="player", how="left")
+                entry["player_level"] = metrics(np.array([p in ppos for p in pids]),
+                                                joined.get_column(m).fill_null(0).to_numpy(), boots)
+        report["mechanisms"][m] = entry
+    if lomo:
+        report["leave_one_out"] = leave_one_out(train, test, boots=boots)
+    return report
+
+
+def leave_one_out(train: World, test: World, boots: int = 200) -> dict[str, Any]:
+    """Refit ``any`` without each mechanism; score that mechanism's test positives."""
+    out: dict[str, Any] = {}
+    truth = test.truth
+    for m in MECHANISMS:
+        level = level_of(m)
+        pos_test = truth.pair_pos.get(m, set()) if level == "pair" else truth.player_pos.get(m, set())
+        if not pos_test:
+            continue
+        model = FraudModel().fit(train.players, train.pairs, train.truth.player_pos,
+                                 train.truth.pair_pos, exclude=(m,), only_any=True)
+        pscore, qscore = model.predict(test.players, test.pairs)
+        if level == "pair":
+            frame, keys = qscore, _pair_keys(qscore)
+            others = set().union(*(v for k, v in truth.pair_pos.items() if k != m))
+        else:
+            frame, keys = pscore, pscore.get_column("player").to_list()
+            others = set().union(*(v for k, v in truth.player_pos.items() if k != m))
+        col = f"any_{level}"
+        if col not in frame.columns:
+            out[m] = {"level": level, "trained": False}
+            continue
+        mask = np.array([k in pos_test or k not in others for k in keys])
+        y = np.array([k in pos_test for k in keys])[mask]
+        s = frame.get_column(col).to_numpy()[mask]
+        entry = metrics(y, s, boots)
+        entry["level"] = level
+        entry["chance_pr_auc"] = float(y.mean())
+        out[m] = entry
+    return out
+
+
+# -- the report as Markdown -----------------------------------------------------------------------
+def _f(x: Any, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:.{digits}f}"
+
+
+def _ci(entry: dict[str, Any], name: str) -> str:
+    ci = entry.get(f"{name}_ci")
+    return f"{_f(entry[name])} [{_f(ci[0], 2)}, {_f(ci[1], 2)}]" if ci else _f(entry[name])
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The report's tables (DETECTION.md pastes this)."""
+    lines = []
+    tw = report["test_world"]
+    lines.append(f"Test world: {tw['players']} players ({tw['fraud_players']} with a mechanism, "
+                 f"{tw['fraud_share']:.1%}), {tw['pairs']} candidate pairs; seed {tw['seed']}. "
+                 f"Training world seed {report['train_world']['seed']}.")
+    lines.append("")
+    lines.append("| mechanism | level | positives / n | scorer | PR-AUC [95% CI] | P@10 | P@50 [95% CI] | P@100 | recall@1%FPR [95% CI] |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
+    for m, e in report["mechanisms"].items():
+        if e.get("absent"):
+            lines.append(f"| {m} | {e['level']} | 0 | — | absent from the test world | | | | |")
+            continue
+        for scorer in ("model", "unsupervised", "baseline_winrate", "baseline_chipflow"):
+            x = e[scorer]
+            lines.append(f"| {m} | {e['level']} | {x['positives']} / {x['n']} | {scorer} | "
+                         f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
+                         f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+        if "player_level" in e:
+            x = e["player_level"]
+            lines.append(f"| {m} | player (best pair) | {x['positives']} / {x['n']} | model | "
+                         f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
+                         f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+    lines.append("")
+    lines.append("Detection vs intensity (model; each bin's positives against all negatives):")
+    lines.append("")
+    lines.append("| mechanism | intensity | positives | PR-AUC | recall@1%FPR |")
+    lines.append("|---|---|---|---|---|")
+    for m, e in report["mechanisms"].items():
+        for lab, x in e.get("by_intensity", {}).items():
+            lines.append(f"| {m} | {lab} | {x['positives']} | {_f(x['pr_auc'])} | "
+                         f"{_f(x['recall_at_1pct_fpr'])} |")
+    lines.append("")
+    lines.append("Detection vs games played (model; subjects with that many games, or shared games for pairs):")
+    lines.append("")
+    lines.append("| mechanism | games | positives / n | PR-AUC | recall@1%FPR |")
+    lines.append("|---|---|---|---|---|")
+    for m, e in report["mechanisms"].items():
+        for lab, x in e.get("by_games", {}).items():
+            lines.append(f"| {m} | {lab} | {x['positives']} / {x['n']} | {_f(x['pr_auc'])} | "
+                         f"{_f(x['recall_at_1pct_fpr'])} |")
+    if "leave_one_out" in report:
+        lines.append("")
+        lines.append("Leave one mechanism out (the `any` model trained without it; its test "
+                     "positives against honest subjects):")
+        lines.append("")
+        lines.append("| held out | level | positives / n | PR-AUC [95% CI] | chance | P@10 | recall@1%FPR |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for m, x in report["leave_one_out"].items():
+            if "pr_auc" not in x:
+                continue
+            lines.append(f"| {m} | {x['level']} | {x['positives']} / {x['n']} | {_ci(x, 'pr_auc')} | "
+                         f"{_f(x['chance_pr_auc'], 4)} | {_f(x['p_at_10'], 2)} | "
+                         f"{_f(x['recall_at_1pct_fpr'])} |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["KS", "World", "evaluate", "leave_one_out", "metrics", "render_markdown"]

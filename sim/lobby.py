@@ -1,0 +1,237 @@
+"""The lobby: when players come online, and which tables they sit at.
+
+Players start sessions (a few a day, evening-heavy, lengths log-normal; bots run for
+hours), pick a variant and stake they like, and wait in that queue. A table forms when
+enough players wait (or the oldest has waited two minutes and the variant's minimum is
+there). Group members (colluders, friends, one person's accounts) come online together
+and the first to be seated pulls his waiting partners to the same table — the same way
+for fraud and for friends, so co-seating alone is not proof. Chip dumpers prefer
+heads-up tables; partners take adjacent seats most of the time (a feeder right before
+his receiver is the seat that pays).
+
+The output is a list of :class:`Sitting`: one table's occupancy for a run of games with
+the same players. Everything is decided here from the seed, before any card is dealt,
+so the games can be played in parallel shards and still give the same world.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from .population import Population, derive_seed
+
+WORLD_START_MS = int(datetime(2026, 11, 2, tzinfo=UTC).timestamp() * 1000)
+DAY_MS = 86_400_000
+MINUTE_MS = 60_000
+
+#: seats per table: (choices, weights); minimum seats
+TABLE_SIZES: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {
+    "classic": ((2, 3, 4, 5, 6), (0.2, 0.25, 0.35, 0.12, 0.08)),
+    "r500": ((2, 3, 4), (0.35, 0.35, 0.3)),
+    "liverpool": ((3, 4, 5, 6), (0.3, 0.35, 0.2, 0.15)),
+    "michigan": ((3, 4, 5, 6), (0.3, 0.35, 0.2, 0.15)),
+}
+MIN_SEATS = {"classic": 2, "r500": 2, "liverpool": 2, "michigan": 3}
+#: rough minutes per game, to plan how many games a sitting holds
+GAME_MINUTES = {"classic": 5.0, "r500": 9.0, "liverpool": 18.0, "michigan": 8.0}
+
+
+@dataclass
+class Sitting:
+    """One table's occupancy: the same players for ``n_games`` games in a row."""
+
+    index: int
+    table_id: str
+    variant: str
+    stake: int
+    rules: dict[str, Any]
+    seats: list[str]
+    n_games: int
+    start_ms: int
+    session_start: dict[str, int]
+    first_dealer: int
+    faults: dict[int, str] = field(default_factory=dict)  # game number -> fault kind
+
+
+def table_rules(variant: str, rng: random.Random, dumpers: bool) -> dict[str, Any]:
+    """The house rules a table runs (GameCreated.rules)."""
+    if variant == "classic":
+        return {"rake_bps": 250} if rng.random() < 0.3 else {}
+    if variant == "r500":
+        if dumpers or rng.random() < 0.25:
+            return {"mode": "tournament", "chip_ratio": 1}
+        return {"mode": "rounds", "rounds": rng.choice((1, 2, 3))}
+    if variant == "michigan":
+        return {"deals": 3} if rng.random() < 0.7 else {"deals": 4, "three_in_one": True}
+    return {}
+
+
+def plan_sittings(seed: int, pop: Population, variants: tuple[str, ...], games: int) -> list[Sitting]:
+    """Sessions -> queues -> tables, until the sittings hold ``games`` games."""
+    rng = random.Random(derive_seed(seed, "lobby"))
+    players = pop.by_id()
+    group_of: dict[str, list[tuple[str, list[str], float, str]]] = {}
+    for g in pop.groups:
+        for m in g.members:
+            group_of.setdefault(m, []).append((g.group_id, g.members, g.together, g.kind))
+    heap: list[tuple[int, int, str, str]] = []  # (time, tiebreak, kind, player)
+    counter = 0
+    session_end: dict[str, int] = {}
+    session_start: dict[str, int] = {}
+    session_pick: dict[str, tuple[str, int]] = {}
+    day = 0
+
+    def schedule_day(d: int) -> None:
+        nonlocal counter
+        base = WORLD_START_MS + d * DAY_MS
+        for pid in sorted(players):
+            p = players[pid]
+            n = _poisson(rng, 0.55 * p.activity)
+            for _ in range(n):
+                hour = rng.choices(range(24), _HOUR_WEIGHTS)[0]
+                t = base + hour * 3_600_000 + rng.randrange(3_600_000)
+                counter += 1
+                heapq.heappush(heap, (t, counter, "start", pid))
+
+    schedule_day(0)
+    waiting: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    sittings: list[Sitting] = []
+    planned = 0
+    busy_until: dict[str, int] = {}
+    while planned < games:
+        if not heap or heap[0][0] >= WORLD_START_MS + (day + 1) * DAY_MS:
+            day += 1
+            schedule_day(day)
+            if day > 3650:
+                break
+            continue
+        t, _, kind, pid = heapq.heappop(heap)
+        p = players[pid]
+        if kind == "start":
+            if busy_until.get(pid, 0) > t or session_end.get(pid, 0) > t:
+                continue  # already online
+            length = int(rng.lognormvariate(0, 0.35) * p.session_minutes * MINUTE_MS)
+            session_start[pid] = t
+            session_end[pid] = t + max(10 * MINUTE_MS, length)
+            variant = rng.choice([v for v in p.variants if v in variants] or list(variants))
+            session_pick[pid] = (variant, rng.choice(p.stakes))
+            for gid, members, together, _kind in group_of.get(pid, []):
+                del gid
+                for other in members:
+                    if other == pid or session_end.get(other, 0) > t or rng.random() >= together:
+                        continue
+                    lag = rng.randint(5_000, 240_000)
+                    session_start[other] = t + lag
+                    session_end[other] = session_end[pid] + rng.randint(-600_000, 600_000)
+                    session_pick[other] = session_pick[pid]
+                    counter += 1
+                    heapq.heappush(heap, (t + lag, counter, "queue", other))
+            kind = "queue"
+        if kind == "queue":
+            if session_end.get(pid, 0) - t < 3 * MINUTE_MS:
+                continue
+            key = session_pick[pid]
+            queue = waiting.setdefault(key, [])
+            if all(q[1] != pid for q in queue):
+                queue.append((t, pid))
+            made = _try_seat(rng, t, key, queue, group_of, players, session_end, session_start,
+                             sittings)
+            for s in made:
+                n = min(s.n_games, games - planned)
+                s.n_games = n
+                planned += n
+                end = s.start_ms + int(n * GAME_MINUTES[s.variant] * MINUTE_MS)
+                for q in s.seats:
+                    busy_until[q] = end
+                    counter += 1
+                    heapq.heappush(heap, (end + rng.randint(5_000, 60_000), counter, "queue", q))
+                if planned >= games:
+                    break
+    return [s for s in sittings if s.n_games > 0]
+
+
+_HOUR_WEIGHTS = [1, 0.6, 0.4, 0.3, 0.3, 0.4, 0.6, 0.9, 1.1, 1.2, 1.3, 1.4, 1.6, 1.6, 1.5, 1.5,
+                 1.7, 2.0, 2.6, 3.2, 3.5, 3.2, 2.4, 1.6]
+
+
+def _poisson(rng: random.Random, lam: float) -> int:
+    n, p, limit = 0, 1.0, pow(2.718281828459045, -lam)
+    while True:
+        p *= rng.random()
+        if p <= limit:
+            return n
+        n += 1
+
+
+def _try_seat(rng: random.Random, t: int, key: tuple[str, int], queue: list[tuple[int, str]],
+              group_of: dict[str, list[tuple[str, list[str], float, str]]],
+              players: dict[str, Any], session_end: dict[str, int],
+              session_start: dict[str, int], sittings: list[Sitting]) -> list[Sitting]:
+    variant, stake = key
+    made: list[Sitting] = []
+    sizes, weights = TABLE_SIZES[variant]
+    while queue:
+        first_t, first = queue[0]
+        partners: list[str] = []
+        dumping = False
+        for _gid, members, _tog, gkind in group_of.get(first, []):
+            for m in members:
+                if m != first and m not in partners and any(q[1] == m for q in queue):
+                    partners.append(m)
+            dumping = dumping or gkind == "chip_dumping"
+        if dumping and partners and variant in ("classic", "r500"):
+            size = 2
+        else:
+            size = rng.choices(sizes, weights)[0]
+            if len(queue) < size:
+                if t - first_t < 2 * MINUTE_MS or len(queue) < MIN_SEATS[variant]:
+                    return made
+                size = len(queue)
+        chosen = [first, *partners[: size - 1]]
+        for _qt, q in queue:
+            if len(chosen) >= size:
+                break
+            if q not in chosen:
+                chosen.append(q)
+        queue[:] = [q for q in queue if q[1] not in chosen]
+        seats = _seat_order(rng, chosen, group_of)
+        remaining = min(session_end[q] - t for q in seats)
+        n_games = max(1, min(14, int(remaining / (GAME_MINUTES[variant] * MINUTE_MS))))
+        index = len(sittings)
+        s = Sitting(
+            index=index, table_id=f"t{index:06d}", variant=variant, stake=stake,
+            rules=table_rules(variant, rng, dumping and len(seats) == 2), seats=seats,
+            n_games=n_games, start_ms=t + rng.randint(2_000, 20_000),
+            session_start={q: session_start.get(q, t) for q in seats},
+            first_dealer=rng.randrange(len(seats)),
+        )
+        sittings.append(s)
+        made.append(s)
+    return made
+
+
+def _seat_order(rng: random.Random, chosen: list[str],
+                group_of: dict[str, list[tuple[str, list[str], float, str]]]) -> list[str]:
+    """Random seats, except that group partners usually sit next to each other (in the
+    group's member order: a feeder right before his receiver)."""
+    seats = list(chosen)
+    rng.shuffle(seats)
+    for q in chosen:
+        for _gid, members, _tog, _kind in group_of.get(q, []):
+            here = [m for m in members if m in seats]
+            if len(here) < 2 or rng.random() > 0.7:
+                continue
+            # members listed receiver first; seat feeders right before the receiver
+            rest = [s for s in seats if s not in here]
+            ordered = here[1:] + here[:1]
+            at = rng.randrange(len(rest) + 1)
+            seats = rest[:at] + ordered + rest[at:]
+    return seats
+
+
+__all__ = ["GAME_MINUTES", "MIN_SEATS", "TABLE_SIZES", "WORLD_START_MS", "Sitting",
+           "plan_sittings", "table_rules"]
