@@ -11,7 +11,9 @@ import typer
 
 from . import (
     checkpoint_cmd,
+    demo_cmd,
     dispute_cmd,
+    eval_cmd,
     export_cmd,
     flags_cmd,
     ingest_cmd,
@@ -52,8 +54,10 @@ app.command("export")(export_cmd.export)
 app.command("sql")(sql_cmd.sql)
 app.command("verify")(verify_cmd.verify)
 app.command("replay")(replay_cmd.replay)
+app.command("demo")(demo_cmd.demo)
 app.command("scan")(scan_cmd.scan)
 app.command("flags")(flags_cmd.flags)
+app.command("eval")(eval_cmd.eval_)
 
 
 def main() -> None:

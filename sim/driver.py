@@ -116,6 +116,8 @@ class Platform:
     fault_early_autoplay: tuple[str, int] | None = None
     #: install the simulator's fast paths (same moves, less search; see sim/fastpaths.py)
     fast: bool = True
+    #: plant a platform fault (Michigan): one play by someone other than the holder
+    fault_skipped_holder: bool = False
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)

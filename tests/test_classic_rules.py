@@ -437,6 +437,14 @@ def test_CL_FRESH_unanimous_fresh_redeals_and_doubles_the_pot_once():
     assert record.results.net == {"p1": 200, "p2": -200}
 
 
+def test_CL_FRESH_move_instead_of_the_redeal():
+    log = opening()
+    log.add("FreshPressed", "p1")
+    log.add("FreshPressed", "p2")
+    seq = log.discard("p1", "2C")
+    assert findings(replay(log.events)) == [(seq, "CL-FRESH", "violation")]
+
+
 def test_CL_FRESH_redeal_without_unanimous_fresh():
     log = opening()
     log.add("FreshPressed", "p2")

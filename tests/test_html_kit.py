@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
@@ -34,7 +34,7 @@ VARIANT_SEATS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _clean(variant: str, seats: tuple[str, ...], seed: int) -> tuple[Event, ...]:
     return tuple(play(variant, list(seats), seed=seed))
 

@@ -173,6 +173,8 @@ class ClassicRummy(CardTable):
         seat = self.actor_seat(event)
         if seat is None:
             return None
+        if self.fresh_pending:
+            self.ctx.violation("CL-FRESH", "a move after a unanimous Fresh: the round must be redealt")
         if seat != self.current:
             if (
                 event["type"] == "Discarded"
