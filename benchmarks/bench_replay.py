@@ -29,7 +29,8 @@ from rummyguard.replay.variant import variant_class
 from rummyguard.sim.driver import play
 
 WORK = Path(__file__).parent / "_work"
-SEATS = {"classic": 4, "r500": 3, "liverpool": 4, "michigan": 5}
+#: (fewest, most) players seated in the corpus per variant, within each variant's limits
+SEATS = {"classic": (2, 4), "r500": (2, 4), "liverpool": (2, 5), "michigan": (3, 5)}
 RULES: dict[str, dict[str, Any]] = {"r500": {"mode": "rounds", "rounds": 2}}
 
 
@@ -42,7 +43,8 @@ def corpus(variant: str, games: int) -> Path:
     tmp = path.with_suffix(".tmp")
     with tmp.open("wb") as out:
         for g in range(games):
-            n = 2 + g % (SEATS[variant] - 1)
+            low, high = SEATS[variant]
+            n = low + g % (high - low + 1)
             seats = [f"{variant[:2]}{g % 997}-{i}" for i in range(n)]
             events = play(variant, seats, seed=g, game_id=f"{variant}-{g:06d}", max_events=400,
                           rules=RULES.get(variant, {}))

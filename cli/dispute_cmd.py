@@ -23,6 +23,7 @@ from ..replay.bundle import (
     TrustedCheckpoint,
     build_bundle,
     check_bundle,
+    read_manifest,
 )
 from .common import DbOption, console, db_path, err_console, fail, print_json
 
@@ -78,15 +79,16 @@ def dispute(
     except (BundleError, StoreError, duckdb.Error) as exc:
         fail(str(exc))
     _write_atomically(bundle, data)
-    report = check_bundle(data)  # for the summary; build_bundle already required it to pass
-    cp = report.checkpoint or {}
-    console.print(f"dispute bundle for game {game_id} written to {bundle} ({len(data)} bytes)",
+    manifest = read_manifest(data)
+    cp = manifest["checkpoint"]
+    console.print(f"dispute bundle for game {game_id} written to {bundle} ({len(data)} bytes, "
+                  f"{len(manifest['members']) + 1} files)", highlight=False, soft_wrap=True)
+    console.print(f"leaf {manifest['leaf_index']} of checkpoint {cp['n']}: {cp['tree_size']} "
+                  f"games, root {cp['root_hash']}, {cp['created_at']}",
                   highlight=False, soft_wrap=True)
-    console.print(f"checkpoint {cp.get('n')}: {cp.get('tree_size')} games, root "
-                  f"{cp.get('root_hash')}, {cp.get('created_at')}", highlight=False, soft_wrap=True)
-    html = report.get("html")
-    if html is not None and html.status == "skip":
-        console.print(f"note: {html.detail}", highlight=False, soft_wrap=True)
+    if not manifest["html"]["included"]:
+        console.print(f"note: report.html left out: {manifest['html']['reason']}",
+                      highlight=False, soft_wrap=True)
     console.print("the recipient checks it with: rummyguard check-bundle FILE.zip "
                   "--root <published root> --size <published size>", highlight=False,
                   soft_wrap=True)
@@ -128,8 +130,8 @@ def check_bundle_cmd(
 def _print(file: Path, result: BundleCheck) -> None:
     cp = result.checkpoint or {}
     where = f" against checkpoint {cp.get('n')} ({cp.get('tree_size')} games)" if cp else ""
-    console.print(f"bundle {escape(str(file))}: game {escape(str(result.game_id))}{where}",
-                  highlight=False, soft_wrap=True)
+    game = f": game {escape(result.game_id)}{where}" if result.game_id is not None else ""
+    console.print(f"bundle {escape(str(file))}{game}", highlight=False, soft_wrap=True)
     width = max(len(c.name) for c in result.checks)
     for c in result.checks:
         console.print(f"  {_MARK[c.status]}  {c.name:<{width}}  {escape(c.detail)}",

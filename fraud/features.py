@@ -101,7 +101,9 @@ pkr AS (
 ),
 pks AS (
     SELECT player, count(*) AS n_pickups,
-           coalesce(corr(r, stock_gain::DOUBLE), 0) AS stock_informed, avg(gain) AS pick_gain
+           CASE WHEN isnan(corr(r, stock_gain::DOUBLE)) THEN 0
+                ELSE coalesce(corr(r, stock_gain::DOUBLE), 0) END AS stock_informed,
+           avg(gain) AS pick_gain
     FROM pkr GROUP BY player
 ),
 ses AS (
@@ -271,19 +273,22 @@ ORDER BY dir.p1, dir.p2
 """
 
 
+def _clean(tbl: object) -> pl.DataFrame:
+    """Polars frame with NaN (an undefined statistic, e.g. a correlation of a constant)
+    turned into null, so "no evidence" is one thing everywhere."""
+    df = pl.from_arrow(tbl)  # type: ignore[arg-type]
+    assert isinstance(df, pl.DataFrame)
+    return df.with_columns(pl.col(pl.Float64).fill_nan(None))
+
+
 def player_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """One row per player: :data:`PLAYER_FEATURES` plus evidence counts."""
-    return pl.from_arrow(con.sql(_PLAYER_SQL).to_arrow_table())  # type: ignore[return-value]
+    return _clean(con.sql(_PLAYER_SQL).to_arrow_table())
 
 
 def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """One row per unordered pair (``p1 < p2``) that co-played or shares an identifier."""
-    return pl.from_arrow(con.sql(_PAIR_SQL).to_arrow_table())  # type: ignore[return-value]
+    return _clean(con.sql(_PAIR_SQL).to_arrow_table())
 
 
-def matrix(df: pl.DataFrame, columns: tuple[str, ...]) -> tuple[list[str], object]:
-    """The model matrix (float64, NaN for missing) of ``columns``."""
-    return list(columns), df.select([pl.col(c).cast(pl.Float64) for c in columns]).to_numpy()
-
-
-__all__ = ["PAIR_FEATURES", "PLAYER_FEATURES", "matrix", "pair_features", "player_features"]
+__all__ = ["PAIR_FEATURES", "PLAYER_FEATURES", "pair_features", "player_features"]

@@ -81,8 +81,12 @@ def _classifier(n_pos: int) -> Any:
         max_iter=150, learning_rate=0.06, max_leaf_nodes=15, min_samples_leaf=4,
         l2_regularization=1.0, class_weight="balanced", random_state=0,
     )
+    # missing values are imputed (with an indicator, so "no evidence" stays visible):
+    # this scikit-learn's gradient boosting fails on a column that is all-missing in a fold
+    pipe = make_pipeline(SimpleImputer(strategy="median", keep_empty_features=True,
+                                       add_indicator=True), base)
     folds = min(3, n_pos)
-    return CalibratedClassifierCV(base, method="sigmoid",
+    return CalibratedClassifierCV(pipe, method="sigmoid",
                                   cv=StratifiedKFold(folds, shuffle=True, random_state=0))
 
 

@@ -74,6 +74,7 @@ __all__ = [
     "build_bundle",
     "check_bundle",
     "parse_events_jsonl",
+    "read_manifest",
     "replay_report",
 ]
 
@@ -431,6 +432,13 @@ check.py
 {_HAND_CHECK}"""
 
 
+def read_manifest(data: bytes) -> dict[str, Any]:
+    """The manifest of a bundle this module built (for summaries; no checking)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        manifest: dict[str, Any] = orjson.loads(archive.read(MANIFEST))
+    return manifest
+
+
 # --- checking -----------------------------------------------------------------------------
 Status = Literal["pass", "fail", "warn", "skip"]
 
@@ -557,7 +565,10 @@ def _check_manifest(members: Mapping[str, bytes], manifest: Mapping[str, Any],
         return
     problems = []
     present = set(members) - {MANIFEST}
-    for name in sorted(set(listed) | present | set(REQUIRED)):
+    foreign = sorted(set(listed) - KNOWN)
+    if foreign:
+        problems.append(f"lists members a bundle does not have {foreign}")
+    for name in sorted((set(listed) | present | set(REQUIRED)) & KNOWN):
         want = listed.get(name)
         if name not in members:
             problems.append(f"{name} is missing")
@@ -650,7 +661,8 @@ def _check_inclusion(members: Mapping[str, bytes], parsed: ParsedEvents | None,
         hint = ""
         size = result.checkpoint.get("tree_size") if result.checkpoint else None
         if isinstance(size, int) and size != trusted.tree_size:
-            hint = " (a bundle against another checkpoint: ask for one made with --checkpoint)"
+            hint = (" (if you hold another checkpoint, ask for a bundle made against it "
+                    "with `rummyguard dispute --checkpoint N`)")
         result.add("trusted-checkpoint", "fail", f"{exc}{hint}")
     else:
         result.add(

@@ -183,10 +183,7 @@ def _card(code: Any) -> Segment:
 def _cards(codes: Any) -> list[Segment]:
     if not isinstance(codes, list):
         return [_card(codes)]
-    out: list[Segment] = []
-    for code in codes:
-        out.append(_card(code))
-    return out
+    return [_card(code) for code in codes]
 
 
 def _melds(melds: Any) -> list[Segment]:
@@ -281,7 +278,7 @@ def _describe(e: dict[str, Any], seats: Sequence[str]) -> list[Segment]:
         return [f"{actor} called Rummy on ", _card(p["card"]), f" (meld #{p['meld']}); discarded ",
                 _card(p["discard"])]
     if kind == "WidowBought":
-        return [f"{actor} bought the widow for {p['price']} chips"]
+        return [f"{actor} bought the widow for {p['price']} chip{'' if p['price'] == 1 else 's'}"]
     if kind == "CardPlayed":
         return [f"{actor} played ", _card(p["card"])]
     if kind == "PokerHandDeclared":
@@ -627,8 +624,8 @@ def render_html(
     """The replay page for one game's events (in seq order), as one HTML string.
 
     ``viewer``: a seated player id: show only what he could see (ValueError if he is
-    not seated). ``at``: the ``seq`` of the event the page opens at (default: the first
-    finding, else the last event; ValueError if no event has that seq). ``title``:
+    not seated). ``at``: the page opens right after the last event with ``seq <= at``
+    (default: the first finding, else the last event; ValueError if there is none). ``title``:
     the page heading (default ``Replay of game <id>``).
     """
     report = build_report(events, viewer)
@@ -636,9 +633,9 @@ def render_html(
     if at is None:
         initial = report["findings"][0]["i"] if report["findings"] else len(events) - 1
     else:
-        matches = [e["i"] for e in report["events"] if e["seq"] == at]
+        matches = [e["i"] for e in report["events"] if isinstance(e["seq"], int) and e["seq"] <= at]
         if not matches:
-            raise ValueError(f"no event with seq {at} in game {meta['game_id']!r}")
+            raise ValueError(f"no event at or before seq {at} in game {meta['game_id']!r}")
         initial = matches[-1]
     meta["initial"] = initial
     page_title = title if title is not None else f"Replay of game {meta['game_id']}"

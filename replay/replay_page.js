@@ -329,6 +329,7 @@
       mz.appendChild(melds);
       b.appendChild(mz);
     }
+    if (!b.childNodes.length) b.hidden = true;
     return b;
   }
 

@@ -101,6 +101,175 @@ def needy_count(hand: Sequence[int], wild: int = JOKER, limit: int = 99) -> int:
     return needy
 
 
+def _neighbours() -> list[tuple[int, ...]]:
+    """Per card: the cards it can share a meld with without a wild in between (other
+    suits of its rank; the next and previous card of its suit, the ace at both ends)."""
+    out = []
+    for c in range(52):
+        near = set(SET_MATES[c])
+        ladder = SUIT_LADDER[c & 3]
+        for v in LADDER[c]:
+            for u in (v - 1, v + 1):
+                if 1 <= u <= 14:
+                    near.add(ladder[u])
+        near.discard(c)
+        out.append(tuple(sorted(near)))
+    return out
+
+
+def _gap_neighbours() -> list[tuple[int, ...]]:
+    """Per card: the cards two places away in its suit (a wild can bridge the gap)."""
+    out = []
+    for c in range(52):
+        ladder = SUIT_LADDER[c & 3]
+        near = {ladder[u] for v in LADDER[c] for u in (v - 2, v + 2) if 1 <= u <= 14}
+        near.discard(c)
+        out.append(tuple(sorted(near)))
+    return out
+
+
+NEAR = _neighbours()
+GAP_NEAR = _gap_neighbours()
+
+
+def wild_deficit(hand: Sequence[int], wild: int = JOKER) -> int:
+    """A lower bound on the wilds a full partition of ``hand`` needs: cards that can
+    share a meld form connected groups, and a group of one card needs two wilds, of two
+    cards one (a meld has three cards or more; melds never cross groups)."""
+    w = hand[wild]
+    present = [c for c in range(52) if hand[c]]
+    seen: set[int] = set()
+    deficit = 0
+    for c in present:
+        if c in seen:
+            continue
+        seen.add(c)
+        stack = [c]
+        size = 0
+        while stack:
+            x = stack.pop()
+            size += hand[x]
+            for y in NEAR[x]:
+                if hand[y] and y not in seen:
+                    seen.add(y)
+                    stack.append(y)
+            if w:
+                for y in GAP_NEAR[x]:
+                    if hand[y] and y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+        if size < 3:
+            deficit += 3 - size
+    return deficit
+
+
+class MeldFeasibility:
+    """Can a multiset be split into classic melds (runs of 3+, sets of 3-4 different
+    suits, jokers anywhere, one run of ``long_run``+)? An exhaustive search over the
+    lowest card left, memoised on the remaining cards, so the ~15 candidate discards of
+    one turn share their sub-searches. It answers for the *rules*, not for the engine's
+    search, so it never says no to a hand the engine can partition; ``install`` only
+    uses its "no" to skip the engine's search.
+    """
+
+    __slots__ = ("long_run", "memo")
+
+    def __init__(self, long_run: int = 4) -> None:
+        self.long_run = long_run
+        self.memo: dict[tuple[bytes, int, bool], bool] = {}
+
+    def feasible(self, hand: Sequence[int]) -> bool:
+        counts = bytearray(hand[:52])
+        return self._solve(counts, hand[JOKER], self.long_run > 0, False)
+
+    def _solve(self, counts: bytearray, w: int, need_long: bool, have_meld: bool) -> bool:
+        c = next((i for i in range(52) if counts[i]), -1)
+        if c < 0:
+            if w and not have_meld:
+                return False
+            if need_long:
+                # a leftover joker may lengthen a 3-run: accept (a relaxation)
+                return bool(w) and have_meld
+            return True
+        key = (bytes(counts), w, need_long)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        ok = self._sets(counts, c, w, need_long) or self._runs(counts, c, w, need_long)
+        self.memo[key] = ok
+        return ok
+
+    def _sets(self, counts: bytearray, c: int, w: int, need_long: bool) -> bool:
+        mates = [m for m in SET_MATES[c] if counts[m]]
+        n = len(mates)
+        for mask in range(1 << n):
+            chosen = [mates[i] for i in range(n) if mask >> i & 1]
+            naturals = 1 + len(chosen)
+            for j in range(0, min(w, 4 - naturals) + 1):
+                if naturals + j < 3:
+                    continue
+                counts[c] -= 1
+                for m in chosen:
+                    counts[m] -= 1
+                ok = self._solve(counts, w - j, need_long, True)
+                counts[c] += 1
+                for m in chosen:
+                    counts[m] += 1
+                if ok:
+                    return True
+        return False
+
+    def _runs(self, counts: bytearray, c: int, w: int, need_long: bool) -> bool:
+        ladder = SUIT_LADDER[c & 3]
+        for v in LADDER[c]:
+            # c is the lowest natural of the run, except an ace played low below it
+            for lead in range(0, w + 1):  # jokers (or the low ace) below c
+                for ace_low in ((False, True) if lead >= 1 and counts[ladder[1]] and v > 1 else (False,)):
+                    start = v - lead
+                    if start < 1:
+                        break
+                    jokers = lead - (1 if ace_low else 0)
+                    if ace_low and start != 1:
+                        continue
+                    if jokers > w:
+                        continue
+                    taken: list[int] = [c]
+                    counts[c] -= 1
+                    if ace_low:
+                        counts[ladder[1]] -= 1
+                        taken.append(ladder[1])
+                    ok = self._extend(counts, ladder, start, v, w - jokers, need_long, taken)
+                    for t in taken:
+                        counts[t] += 1
+                    if ok:
+                        return True
+        return False
+
+    def _extend(self, counts: bytearray, ladder: list[int], start: int, pos: int, w: int,
+                need_long: bool, taken: list[int]) -> bool:
+        """The run covers ``start..pos``; try ending it here or going on (naturals or
+        jokers at each further place)."""
+        length = pos - start + 1
+        if length >= 3:
+            long_done = need_long and length >= self.long_run
+            if self._solve(counts, w, need_long and not long_done, True):
+                return True
+        nxt = pos + 1
+        if nxt > 14 or (nxt == 14 and start == 1):
+            return False
+        card = ladder[nxt]
+        if counts[card]:
+            counts[card] -= 1
+            taken.append(card)
+            if self._extend(counts, ladder, start, nxt, w, need_long, taken):
+                return True
+            taken.pop()
+            counts[card] += 1
+        if w:
+            return self._extend(counts, ladder, start, nxt, w - 1, need_long, taken)
+        return False
+
+
 def install(state: Any) -> None:
     """Install the fast paths that apply to ``state``'s variant (no-op for others)."""
     if getattr(state, "name", "") == "classic" and hasattr(state, "find_declaration"):
@@ -109,10 +278,14 @@ def install(state: Any) -> None:
             lonely = isolated_list(hand)
             if len(lonely) >= 2:
                 return None
-            budget = 4 * hand[JOKER]
+            w = hand[JOKER]
+            if wild_deficit(hand) - 2 > w:
+                return None
+            budget = 4 * w
             if needy_count(hand, limit=budget + 1) > budget + 1:
                 return None
             allow_wild = state.config["long_run_allows_joker"]
+            solver = MeldFeasibility(4) if allow_wild else None
             # the engine's loop (discards from the highest card down, first success
             # wins), skipping discards that leave a card no meld can hold
             candidates = lonely if lonely else [d for d in range(51, -1, -1) if hand[d] > 0]
@@ -121,7 +294,10 @@ def install(state: Any) -> None:
                     continue
                 hand[d] -= 1
                 try:
-                    if needy_count(hand, limit=budget) > budget or isolated_list(hand, stop=1):
+                    if wild_deficit(hand) > w or needy_count(hand, limit=budget) > budget \
+                            or isolated_list(hand, stop=1):
+                        continue
+                    if solver is not None and not solver.feasible(hand):
                         continue
                     parts = find_partition(hand, state.meld_rules, need_long_run=4,
                                            long_run_allows_wild=allow_wild)

@@ -15,6 +15,7 @@ P1 = ["3H", "4H", "5H", "6H", "7C", "7D", "7S", "7H", "TD", "JD", "QD", "KD", "2
 P2 = ["AS", "2S", "5C", "6D", "9S", "8C", "JC", "QS", "4D", "9C", "TC", "3S", "5D"]
 UP = "9D"
 STOCK = ["2H", "KS", "AH", "JK", "QH"]
+P1_PENALTY = 88  # 3H-6H 18, four 7s 28, TD-KD 40, 2C 2
 P2_PENALTY = 96  # AS 15, 2S 2, 5C 5, 6D 6, 9S 9, 8C 8, JC 10, QS 10, 4D 4, 9C 9, TC 10, 3S 3, 5D 5
 
 RUN_H = {"kind": "run", "cards": ["3H", "4H", "5H", "6H"]}
@@ -31,7 +32,7 @@ class Script:
         hands = hands if hands is not None else [P1, P2]
         self.seats = seats or [f"p{i + 1}" for i in range(len(hands))]
         self.log = Log(game_id)
-        self.log.created("r500", self.seats, dealer=dealer, stake=stake, rules=rules or {"mode": "rounds"})
+        self.log.created("r500", self.seats, dealer=dealer, stake=stake, rules=rules if rules is not None else {"mode": "rounds"})
         self.round_no = 0
         self.deal(hands, up, stock, dealer=dealer)
 
@@ -42,6 +43,10 @@ class Script:
         self.deck = deck
         self.stock = deck[sum(len(h) for h in hands) + 1:]
         return self.log.round(deck, round_no=self.round_no, dealer=dealer)
+
+    def last(self) -> int:
+        """The seq of the last event written."""
+        return len(self.log.events) - 1
 
     def draw(self, player: str) -> str:
         card = self.stock.pop(0)

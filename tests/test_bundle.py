@@ -46,6 +46,28 @@ def _lines(events: list[dict[str, Any]]) -> list[bytes]:
     return [orjson.dumps(e) for e in events]
 
 
+def fake_page(events: list[dict[str, Any]], **_: Any) -> str:
+    """A stand-in replay page: deterministic and derived from the events, like the real one."""
+    return (f"<!doctype html><title>{events[0]['game_id']}</title>"
+            f"<p>{len(events)} events ending in {events[-1]['hash']}")
+
+
+def _fake_html_module(render: Callable[..., str]) -> types.ModuleType:
+    module = types.ModuleType("rummyguard.replay.html")
+    module.render_html = render  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stand_in_renderer() -> Iterator[None]:
+    """These tests are about the bundle, so the HTML page comes from a stand-in renderer:
+    the real page (another module, with its own tests) may change between building a
+    bundle and checking it. ``test_real_replay_page`` uses the real one."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "rummyguard.replay.html", _fake_html_module(fake_page))
+        yield
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A store: checkpoint 1 over four finished games, then checkpoint 2 with a fifth;
@@ -244,7 +266,7 @@ def test_dispute_refuses_a_store_whose_raw_line_was_edited(world: dict[str, Any]
             "SELECT raw FROM store.events WHERE game_id = 'g-ingest' AND seq = 5").fetchone()
         assert raw is not None
         event = orjson.loads(raw[0])
-        event["ts"] = event["ts"][:-5] + "999Z"
+        event["ts"] = event["ts"][:-4] + "999Z"
         store.con.execute(
             "UPDATE store.events SET raw = ? WHERE game_id = 'g-ingest' AND seq = 5",
             [orjson.dumps(event).decode()])
@@ -385,10 +407,14 @@ FORGERIES: list[tuple[str, str, Any, str, str]] = [
      "record.results.net"),
     ("report-timeline", "g-prod", edit_json("report.json", _fake_timeline), "replay",
      "timeline[4].text"),
-    ("wrong-tree-size", "g-prod", _both_checkpoints(lambda cp: cp.update(tree_size=cp["tree_size"] + 1)),
-     "inclusion", "inclusion"),
-    ("smaller-tree-size", "g-prod",
-     _both_checkpoints(lambda cp: cp.update(tree_size=cp["tree_size"] - 1)), "inclusion", ""),
+    # Leaf 1 has a path of the same shape in trees of 5 and 6 leaves: only the trusted
+    # size catches the larger one (the reason a root means nothing without its size).
+    ("wrong-tree-size-same-path", "g-prod",
+     _both_checkpoints(lambda cp: cp.update(tree_size=cp["tree_size"] + 1)),
+     "trusted-checkpoint", "is not the trusted one"),
+    ("wrong-tree-size", "g-prod",
+     _both_checkpoints(lambda cp: cp.update(tree_size=cp["tree_size"] - 1)), "inclusion",
+     "inclusion path has"),
     ("truncated-path", "g-prod", edit_json("proof.json", lambda d: d["inclusion_path"].pop()),
      "inclusion", ""),
     ("extended-path", "g-prod",
@@ -400,8 +426,6 @@ FORGERIES: list[tuple[str, str, Any, str, str]] = [
      "inclusion", "checkpoint.json is not the checkpoint the proof is against"),
     ("manifest-game-id", "g-prod", edit_json("manifest.json", lambda d: d.update(game_id="g-ingest")),
      "chain", "belongs to game 'g-prod', not 'g-ingest'"),
-    ("unexpected-member", "g-prod", lambda m: m.update({"evil.sh": b"rm -rf /"}), "archive",
-     "unexpected members"),
     ("missing-report", "g-prod", lambda m: m.pop("report.json"), "manifest",
      "report.json is missing"),
 ]
@@ -463,6 +487,16 @@ def test_a_checkpoint_root_that_is_not_the_trusted_one(world: dict[str, Any]) ->
     assert "is not the trusted one" in (result.get("trusted-checkpoint") or result.checks[0]).detail
 
 
+def test_an_unexpected_member(world: dict[str, Any]) -> None:
+    forged = forge(world["bundles"]["g-prod"], lambda m: m.update({"run-me.sh": b"rm -rf /"}),
+                   resign=False)
+    result = check_bundle(forged, trusted(world["cp2"]))
+    assert result.failed == ["archive"]
+    assert "unexpected members ['run-me.sh']" in result.checks[0].detail
+    listed = forge(world["bundles"]["g-prod"], lambda m: m.update({"run-me.sh": b"rm -rf /"}))
+    assert check_bundle(listed).failed == ["archive", "manifest"]
+
+
 def test_a_manifest_hash_mismatch(world: dict[str, Any]) -> None:
     forged = forge(world["bundles"]["g-prod"], lambda m: m.update(
         {"README.txt": m["README.txt"] + b"\nall is fine, no need to check.\n"}), resign=False)
@@ -499,12 +533,6 @@ def test_unreadable_events_are_reported_not_crashed_on(world: dict[str, Any]) ->
 
 
 # --- the HTML page ------------------------------------------------------------------------
-def _fake_html_module(render: Callable[..., str]) -> types.ModuleType:
-    module = types.ModuleType("rummyguard.replay.html")
-    module.render_html = render  # type: ignore[attr-defined]
-    return module
-
-
 def test_html_is_left_out_with_the_reason_when_the_renderer_fails(
         world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(events: list[dict[str, Any]], **_: Any) -> str:
@@ -524,20 +552,29 @@ def test_html_is_left_out_with_the_reason_when_the_renderer_fails(
     assert statuses(result)["html"] == "skip"
 
 
-def test_html_is_included_and_rechecked_when_the_renderer_works(
-        world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    def page(events: list[dict[str, Any]], **_: Any) -> str:
-        return f"<!doctype html><title>{events[0]['game_id']}</title><p>{len(events)} events"
-
-    monkeypatch.setitem(sys.modules, "rummyguard.replay.html", _fake_html_module(page))
-    with EventStore.open(world["path"], read_only=True) as store:
-        data = build_bundle(store, "g-prod")
-    members = members_of(data)
+def test_html_is_included_and_rechecked(world: dict[str, Any]) -> None:
+    members = members_of(world["bundles"]["g-prod"])
     assert members["report.html"].startswith(b"<!doctype html><title>g-prod</title>")
-    assert statuses(check_bundle(data))["html"] == "pass"
-    forged = forge(data, lambda m: m.update({"report.html": m["report.html"] + b"<p>forged"}))
-    result = check_bundle(forged)
-    assert result.failed == ["html"]
+    manifest = orjson.loads(members["manifest.json"])
+    assert manifest["html"] == {"included": True, "reason": None}
+    assert statuses(check_bundle(world["bundles"]["g-prod"]))["html"] == "pass"
+    forged = forge(world["bundles"]["g-prod"],
+                   lambda m: m.update({"report.html": m["report.html"] + b"<p>forged"}))
+    assert check_bundle(forged).failed == ["html"]
+
+
+def test_real_replay_page(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the real renderer (whatever state it is in), the bundle still verifies: the
+    page is included when it renders, and left out with the reason when it does not."""
+    monkeypatch.delitem(sys.modules, "rummyguard.replay.html")
+    with EventStore.open(world["path"], read_only=True) as store:
+        data = build_bundle(store, "g-three")
+    manifest = orjson.loads(members_of(data)["manifest.json"])
+    assert manifest["html"]["included"] == ("report.html" in members_of(data))
+    assert manifest["html"]["included"] or manifest["html"]["reason"]
+    result = check_bundle(data, trusted(world["cp2"]))
+    assert result.exit_code == 0, result.to_dict()
+    assert statuses(result)["html"] == ("pass" if manifest["html"]["included"] else "skip")
 
 
 # --- the README's by-hand check -----------------------------------------------------------

@@ -125,8 +125,10 @@ def test_the_page_opens_at_the_first_finding_or_at_a_given_seq() -> None:
     assert embedded(render_html(events, at=5))["meta"]["initial"] == 5
     clean = clean_game("classic", SEATS, 1)
     assert embedded(render_html(clean))["meta"]["initial"] == len(clean) - 1
-    with pytest.raises(ValueError, match="no event with seq 99999"):
-        render_html(events, at=99999)
+    gap = events[:20] + events[21:]  # seq 20 missing: --at 20 shows the state after seq 19
+    assert embedded(render_html(gap, at=20))["meta"]["initial"] == 19
+    with pytest.raises(ValueError, match="no event at or before seq -1"):
+        render_html(events, at=-1)
 
 
 def test_a_clean_game_says_so() -> None:
@@ -247,6 +249,15 @@ def test_the_same_log_gives_the_same_bytes() -> None:
     events, _ = planted_game()
     assert render_html(events) == render_html(events)
     assert render_html(events, viewer="carol") == render_html(events, viewer="carol")
+
+
+def test_a_log_without_game_created_still_renders() -> None:
+    events = clean_game("classic", ["p1", "p2"], 0)[1:]
+    report = embedded(render_html(events))
+    assert [f["rule"] for f in report["findings"]] == ["LOG-SEQ", "LOG-GAME"]
+    assert report["meta"]["halted"] and report["patches"][0] == ["=", {}]
+    with pytest.raises(ValueError, match="no GameCreated"):
+        render_html(events, viewer="p1")
 
 
 def test_no_events_is_an_error() -> None:

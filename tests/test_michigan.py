@@ -24,7 +24,9 @@ from test_michigan_kit import (
     cut,
     driver_game,
     find,
+    game_where,
     michigan_deck,
+    reasons,
     record,
     renumber,
     state_before,
@@ -207,10 +209,9 @@ def test_start_not_with_lowest_card_pays_a_chip_to_every_other_player() -> None:
 
 
 def test_penalty_not_claimed_is_C_CLAIM_at_game_end() -> None:
-    events = driver_game(3, 2)
+    events = game_where(3, lambda ev: "penalty" in reasons(ev), first=2)
     penalties = [t for e in events if e["type"] == "ChipsTransferred"
                  for t in e["payload"]["transfers"] if t["reason"] == "penalty"]
-    assert penalties, "seed 2 must contain a penalty"
     dropped = penalties[0]
     for e in events:
         if e["type"] == "ChipsTransferred" and dropped in e["payload"]["transfers"]:
@@ -379,7 +380,7 @@ def test_pay_card_chips_go_to_whoever_plays_it() -> None:
 
 
 def test_pay_card_claim_to_wrong_player_is_C_CLAIM() -> None:
-    events = driver_game(3, 4, deals=1)
+    events = game_where(3, lambda ev: "pay card" in reasons(ev), first=4, deals=1)
     i, t = next((i, t) for i, e in enumerate(events) if e["type"] == "ChipsTransferred"
                 for t in e["payload"]["transfers"] if t["reason"] == "pay card")
     right = t["to"]
@@ -647,7 +648,8 @@ def test_deal_beyond_the_configured_deals_is_MI_END_and_ignored() -> None:
     extra = copy.deepcopy(next(e for e in events if e["type"] == "RoundStarted"))
     extra["payload"]["round"] = 2
     extra["payload"]["dealer"] = 1
-    events = renumber([*events[:j], extra, *events[j:]])
+    move = copy.deepcopy(events[j - 2])  # a play inside the ignored deal: no further finding
+    events = renumber([*events[:j], extra, move, *events[j:]])
     rec = record(events)
     assert triples(rec) == [(j, "MI-END", "violation")]
     assert "over after 1 deals" in rec.findings[0].message
@@ -694,7 +696,7 @@ def test_card_not_in_hand_halts_C_HOLD() -> None:
 
 
 def test_playing_a_widow_card_halts_C_HOLD() -> None:
-    events = driver_game(3, 12)
+    events = game_where(3, lambda ev: sum(e["type"] == "WidowBought" for e in ev) < 3, first=12)
     i = find(events, lambda st, e: e["type"] == "CardPlayed" and st.widow_buyer is None
              and len(st.played) == 3)
     st = state_before(events, i)
@@ -802,6 +804,19 @@ def test_last_player_standing_wins_the_deal_and_the_game() -> None:
     assert isinstance(st, Michigan)
     assert st.over and st.round_result(1) == (["a"], {}) and rec.results.winners == ["a"]
     assert rec.results.net == {"a": 11, "b": -5, "c": -6}  # kitty 4 + all 12 pay-card chips
+
+
+def test_leaving_during_the_poker_phase_settles_among_the_rest() -> None:
+    log = opening(three_in_one=True)
+    declare(log, "a", "2H 3H 7H JH AH")
+    declare(log, "b", "KC KD 9C 9D AS")
+    log.add("PlayerLeft", "c")
+    assert findings_of(log) == []
+    assert transfers(log, "poker pot") == [("poker", "a", 2)]
+    st = state_of(log)
+    assert st.to_act() == ["a"] and st.snapshot()["hand_counts"]["c"] == 0
+    plays(log, "a:2H a:3H b:4H")  # 5H is in the widow: b restarts
+    assert state_of(log).to_act() == ["b"] and findings_of(log) == []
 
 
 def test_removal_claims_are_checked() -> None:

@@ -25,10 +25,11 @@ import pytest
 from test_michigan_kit import (
     Events,
     cut,
-    driver_game,
     find,
+    game_where,
     lowest_cards,
     play_event,
+    reasons,
     record,
     renumber,
     state_before,
@@ -43,40 +44,27 @@ Intent = list[tuple[int, str, str, str]]
 Built = tuple[str, Events, Intent]
 
 
-def first_seed(n: int, ok: Callable[[Events], bool], **rules: Any) -> Events:
-    for seed in range(100, 400):
-        events = driver_game(n, seed, **rules)
-        if ok(events):
-            return events
-    raise LookupError("no seed fits")
-
-
 def count(events: Events, type_: str) -> int:
     return sum(1 for e in events if e["type"] == type_)
-
-
-def reasons(events: Events) -> list[str]:
-    return [t["reason"] for e in events if e["type"] == "ChipsTransferred"
-            for t in e["payload"]["transfers"]]
 
 
 # --- clean games -------------------------------------------------------------------------
 
 
 def clean_3p() -> Built:
-    events = first_seed(3, lambda ev: count(ev, "WidowBought") >= 1 and "penalty" in reasons(ev)
+    events = game_where(3, lambda ev: count(ev, "WidowBought") >= 1 and "penalty" in reasons(ev)
                         and "pay cards split" in reasons(ev))
     return ("Three players, three deals, default rules: widow purchases, penalties, pay cards "
             "won and rolled over, the kitty to each first player out, the final split."), events, []
 
 
 def clean_8p() -> Built:
-    events = first_seed(8, lambda ev: "pay cards split" in reasons(ev))
+    events = game_where(8, lambda ev: "pay cards split" in reasons(ev))
     return "Eight players, eight deals, default rules.", events, []
 
 
 def clean_4p_poker() -> Built:
-    events = first_seed(4, lambda ev: count(ev, "WidowBought") >= 1, three_in_one=True, pay_ante=2)
+    events = game_where(4, lambda ev: count(ev, "WidowBought") >= 1, three_in_one=True, pay_ante=2)
     return ("Four players with three_in_one and pay_ante 2: a poker phase every deal "
             "(after a widow purchase in some)."), events, []
 
@@ -173,7 +161,7 @@ def widow_second_purchase() -> Built:
 
 
 def widow_late() -> Built:
-    events = first_seed(3, lambda ev: count(ev, "WidowBought") < 3)
+    events = game_where(3, lambda ev: count(ev, "WidowBought") < 3)
     i = find(events, lambda st, e: e["type"] == "CardPlayed" and st.widow_buyer is None
              and st.started)
     buyer = events[i]["actor"]
@@ -201,7 +189,7 @@ def penalty_unclaimed() -> Built:
 
 
 def pay_card_wrong_taker() -> Built:
-    events = first_seed(3, lambda ev: "pay card" in reasons(ev), deals=1)
+    events = game_where(3, lambda ev: "pay card" in reasons(ev), deals=1)
     i, t = next((i, t) for i, e in enumerate(events) if e["type"] == "ChipsTransferred"
                 for t in e["payload"]["transfers"] if t["reason"] == "pay card")
     right = t["to"]
@@ -221,7 +209,7 @@ def out_wrong_winner() -> Built:
 
 
 def ante_wrong() -> Built:
-    events = first_seed(3, lambda ev: True, deals=1)
+    events = game_where(3, lambda ev: True, deals=1)
     i = next(i for i, e in enumerate(events) if e["type"] == "ChipsTransferred")
     t = next(t for t in events[i]["payload"]["transfers"] if t["to"] == "kitty" and t["amount"] == 2)
     t["amount"] = 1

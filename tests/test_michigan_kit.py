@@ -48,6 +48,22 @@ def driver_game(n: int, seed: int, **rules: Any) -> Events:
                 rules=rules)
 
 
+def game_where(n: int, ok: Callable[[Events], bool], *, first: int = 100, **rules: Any) -> Events:
+    """The first driver game (seeds from ``first``) with the property the test needs, so
+    tests do not hang on what one seed of the random policy happens to do."""
+    for seed in range(first, first + 300):
+        events = driver_game(n, seed, **rules)
+        if ok(events):
+            return events
+    raise LookupError("no seed gives a game with that property")
+
+
+def reasons(events: Events) -> list[str]:
+    """The reasons of every claimed chip transfer, in order."""
+    return [t["reason"] for e in events if e["type"] == "ChipsTransferred"
+            for t in e["payload"]["transfers"]]
+
+
 def walk(events: Events) -> Iterator[tuple[int, Michigan | None, dict[str, Any]]]:
     """Yield ``(index, state before the event, event)`` while folding the events."""
     engine = GameEngine(verify_hashes=False)

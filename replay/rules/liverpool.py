@@ -39,8 +39,9 @@ Decisions where RULES.md §3 is silent:
   reduces to "before the next player draws".
 - The card turned up at the deal is live like a discard with no discarder: the first
   player may take it, and anyone may buy it once he draws from the stock.
-- ``max_buys``: ``null`` (the default) means unlimited; an integer ``n >= 0`` caps each
-  player's buys per round. A buy needs a penalty card, so with an empty stock nobody
+- ``max_buys``: ``-1`` (the default) means unlimited (the seed's "any number"); ``n >= 0``
+  caps each player's buys per round (``0`` turns buying off). An integer sentinel rather
+  than ``null`` because GameCreated.rules values are ints, bools and strings (EVENTS.md). A buy needs a penalty card, so with an empty stock nobody
   is entitled to buy (the platform replenishes the stock first, C-RESTOCK, which it may
   do whenever the stock is empty and the pile holds more than its top card).
 - Decks: 2 x 52 up to five players dealt in, 3 x 52 beyond, counted at each deal.
@@ -174,18 +175,18 @@ class Liverpool(CardTable):
     )
     config_defaults: ClassVar[Mapping[str, Any]] = {
         "set_distinct_suits": True,
-        "max_buys": None,
+        "max_buys": -1,
     }
 
     def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
         super().__init__(ctx, rules)
         if not 2 <= self.n <= 8:
             ctx.integrity("LOG-GAME", f"liverpool is for 2-8 players, this game seats {self.n}")
-        max_buys = self.config["max_buys"]
-        if max_buys is not None and (type(max_buys) is not int or max_buys < 0):
-            ctx.integrity("LOG-RULES", f"rules.max_buys must be null or an integer >= 0, got {max_buys!r}")
-            self.config["max_buys"] = None
-        self.max_buys: int | None = self.config["max_buys"]
+        if self.config["max_buys"] < -1:
+            ctx.integrity("LOG-RULES", f"rules.max_buys must be -1 (unlimited) or >= 0, got {self.config['max_buys']}")
+            self.config["max_buys"] = -1
+        #: LV-BUY: buys per player per round, None = unlimited
+        self.max_buys: int | None = None if self.config["max_buys"] == -1 else self.config["max_buys"]
         self.meld_rules = meld_rules(self.config["set_distinct_suits"])
         self.pot = 0
         for pid in ctx.seats:  # decided: everyone stakes at GameCreated; the winners take the pot
@@ -980,9 +981,9 @@ def _run_choices(nat: list[int], c: int, suit: int, wilds: int) -> list[tuple[in
 def _grow(nat: list[int], suit: int, slots: list[int], lo: int, edge: int, step: int, wilds: int,
           out: list[tuple[int, list[int]]]) -> None:
     """Depth-first growth of a run from ``edge`` in direction ``step`` (+1 up, -1 down)."""
-    if len(slots) >= 4 and sum(1 for x in slots if x != _WILD) >= 3:
-        if step < 0 or slots[-1] != _WILD:
-            out.append((lo, list(slots)))
+    naturals = sum(1 for x in slots if x != _WILD)
+    if len(slots) >= 4 and naturals >= 3 and (step < 0 or slots[-1] != _WILD):
+        out.append((lo, list(slots)))
     v = edge + step
     if v < 2 or v > (13 if lo == 1 else 14):
         return

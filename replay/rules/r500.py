@@ -66,8 +66,9 @@ Decisions where RULES.md is silent:
   replay has busted (tournament) or eliminated (target tie), are confirmations; any
   other removal is a C-CLAIM discrepancy and, for a player still in, is applied.
 - R5-GAME ``target``: ties are judged among the players still in; players below the
-  tied leaders are eliminated (out, stake lost). If nobody reaches the target again
-  after a play-off round, play simply goes on. ``rounds``: any ``rounds`` ≥ 1 is
+  tied leaders are eliminated (out, stake lost), and from then on the first round after
+  which one player leads alone ends the game, whether or not he is still at the target
+  ("play more rounds until the tie breaks"). ``rounds``: any ``rounds`` ≥ 1 is
   accepted (the seed's 1–3 is the usual range).
 - R5-CHIPS applies in ``tournament`` mode only (R5-POT: the other modes pay the pot).
   A loser's payment is capped at his stack before the round's payments; players with
@@ -225,6 +226,7 @@ class Rummy500(CardTable):
         self.out: dict[int, str] = {}  # seat -> left / bust / eliminated / removed
         self.over = False
         self.game_winners: list[int] = []
+        self.playoff = False  # R5-GAME target: tied leaders play until the tie breaks
         self.pot = 0
         self.stacks = [ctx.stake] * self.n
         if self.mode != "tournament":  # R5-POT: everybody stakes into the pot at the start
@@ -701,12 +703,13 @@ class Rummy500(CardTable):
                 self._finish([s for s in alive if self.totals[s] == best])
         else:
             alive = self.active_seats()
-            if any(self.totals[s] >= self.config["target"] for s in alive):
+            if self.playoff or any(self.totals[s] >= self.config["target"] for s in alive):
                 best = max(self.totals[s] for s in alive)
                 leaders = [s for s in alive if self.totals[s] == best]
                 if len(leaders) == 1:
                     self._finish(leaders)
                 else:  # tied leaders: the others are eliminated, the tied play on
+                    self.playoff = True
                     for s in alive:
                         if s not in leaders:
                             self.active[s] = False
