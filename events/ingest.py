@@ -12,11 +12,16 @@ The pipeline has two stages with different needs:
 Every line read ends in exactly one of three places, so a summary always satisfies
 ``read = stored + duplicates + quarantined`` (see :class:`IngestSummary`).
 
-Validation has a fast path (:func:`_fast_valid`): a hand check of the envelope with the
-bounds of :mod:`.models` and the pydantic payload model of the event's type/version. It
-only ever *accepts*; anything it does not accept goes to :func:`validate_event`, the
-authority, which either accepts it too or names the precise reason. A test holds the two
-to the same verdict on every fixture.
+Validation has a fast path (:mod:`.fastpath`): msgspec Structs compiled at import from
+the pydantic models, plus the envelope regexes run once per chunk over a column. It only
+ever *accepts*; anything it does not accept goes to :func:`validate_event`, the
+authority, which either accepts it too or names the precise reason. Tests hold the two
+to the same verdict (tests/test_fastpath.py).
+
+Where the time goes, and why the code is shaped so (benchmarks/RESULTS.md): a decoded
+chunk is kept as columns (lists per field) that go to Arrow once per batch; the writer
+thread plans and writes each batch while the main thread decodes the next one, so
+DuckDB's insert (which releases the GIL) runs on the second core.
 """
 
 from __future__ import annotations
@@ -26,33 +31,22 @@ import gzip
 import hashlib
 import os
 import queue
-import re
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 import pyarrow as pa
-from pydantic import ValidationError
 
+from .fastpath import failing_rows, fast_valid, fast_valid_struct
 from .hashing import canonical
-from .models import (
-    CURRENT_VERSION,
-    GENESIS_HASH,
-    MAX_ID,
-    PAYLOADS,
-    SYSTEM_ACTOR,
-    SYSTEM_TYPE_NAMES,
-    EventError,
-    validate_event,
-)
+from .models import CURRENT_VERSION, GENESIS_HASH, EventError, validate_event
 from .upcast import upcast
 
 if TYPE_CHECKING:
@@ -76,13 +70,6 @@ REASONS: dict[str, str] = {
     "bad_hash": "hash does not match the event's content",
 }
 
-#: The envelope keys of EVENTS.md; the fast path accepts exactly these.
-_REQUIRED = frozenset({"event_id", "game_id", "seq", "type", "v", "ts", "actor", "payload"})
-_OPTIONAL = frozenset({"prev_hash", "hash"})
-_ALLOWED = _REQUIRED | _OPTIONAL
-_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_MAX_SEQ = 10_000_000
 _PREV_KEY = b'"prev_hash":"'
 _SORT = orjson.OPT_SORT_KEYS
 
@@ -93,50 +80,14 @@ CHUNK_LINES = 5_000
 
 
 # --- stage 1: decode ------------------------------------------------------------------
-def _fast_valid(obj: Any) -> bool:
-    """True only if ``obj`` certainly passes :func:`validate_event` (never a false True).
-
-    Why: the pydantic envelope model costs ~4x the payload model on this machine, and
-    ingest must keep up with the parse floor. Everything not plainly valid falls back to
-    the authority for its verdict and reason.
-    """
-    if type(obj) is not dict or not obj.keys() >= _REQUIRED or not obj.keys() <= _ALLOWED:
-        return False
-    type_name = obj["type"]
-    version = obj["v"]
-    model = (PAYLOADS.get((type_name, version))
-             if type(version) is int and type(type_name) is str else None)
-    if model is None:
-        return False
-    event_id, game_id, actor, ts, seq = (
-        obj["event_id"], obj["game_id"], obj["actor"], obj["ts"], obj["seq"],
-    )
-    if not (
-        type(event_id) is str and 0 < len(event_id) <= MAX_ID
-        and type(game_id) is str and 0 < len(game_id) <= MAX_ID
-        and type(actor) is str and 0 < len(actor) <= MAX_ID
-        and type(seq) is int and 0 <= seq <= _MAX_SEQ
-        and type(ts) is str and _TS.fullmatch(ts)
-        and type(obj["payload"]) is dict
-    ):
-        return False
-    for key in ("prev_hash", "hash"):
-        value = obj.get(key)
-        if value is not None and not (type(value) is str and _HEX64.fullmatch(value)):
-            return False
-    if (type_name in SYSTEM_TYPE_NAMES) != (actor == SYSTEM_ACTOR):
-        return False
-    try:
-        datetime.fromisoformat(ts)
-        model.model_validate(obj["payload"])
-    except (ValueError, ValidationError):
-        return False
-    return True
+#: The validator of the hot path: compiled from the pydantic models (:mod:`.fastpath`).
+#: It only ever *accepts*; anything else goes to :func:`validate_event` for the verdict.
+_fast_valid = fast_valid
 
 
 def check_event(obj: Any) -> None:
     """Raise :class:`EventError` with the precise reason unless ``obj`` is a valid event."""
-    if not _fast_valid(obj):
+    if not fast_valid(obj):
         validate_event(obj)
 
 
@@ -158,83 +109,169 @@ def _canonical(value: dict[str, Any]) -> bytes:
     return out if out.isascii() else canonical(value)
 
 
-# Field positions in a decoded row (one tuple per valid event: cheap to build and pickle).
-(R_INDEX, R_EVENT_ID, R_GAME_ID, R_SEQ, R_TYPE, R_V, R_TS, R_ACTOR, R_PAYLOAD, R_UP_PAYLOAD,
- R_UP_V, R_PREV, R_HASH, R_MODE, R_HASH_OK, R_HEAD, R_TAIL) = range(17)
+#: The columns of :class:`Decoded`, one list each, one entry per valid line.
+COLUMNS = ("index", "event_id", "game_id", "seq", "type", "v", "ts", "actor", "payload",
+           "up_payload", "up_v", "prev", "declared", "mode", "hash_ok", "head", "tail")
 
 
 @dataclass(slots=True)
 class Decoded:
     """The result of decoding a chunk of lines (cheap to pickle between processes).
 
-    ``errors`` holds ``(index, reason, detail)`` for bad lines, ``rows`` one tuple per
-    valid line (fields at the ``R_*`` positions). ``R_MODE`` is ``producer`` (both hash
-    fields), ``ingest`` (neither) or ``half`` (one of them). For producer events
-    ``R_HASH_OK`` says whether the declared hash matches the content; for unchained
-    ones ``R_HEAD``/``R_TAIL`` are the canonical bytes around the ``prev_hash`` value,
-    so the chain hash is ``sha256(head + prev + tail)`` once the previous hash is known.
+    ``errors`` holds ``(index, reason, detail)`` for bad lines; the other fields are
+    columns with one entry per valid line, in line order (columns, not row tuples: the
+    batch goes to Arrow column by column, and plain lists of strings cost the garbage
+    collector nothing). ``index`` is the line's index in the chunk; ``prev`` /
+    ``declared`` the ``prev_hash`` / ``hash`` as written (or None); ``mode`` is
+    ``producer`` (both hash fields), ``ingest`` (neither) or ``half`` (one of them). For
+    producer events ``hash_ok`` says whether the declared hash matches the content; for
+    unchained ones ``head`` / ``tail`` are the canonical bytes around the ``prev_hash``
+    value, so the chain hash is ``sha256(head + prev + tail)`` once the previous hash
+    is known.
     """
 
     n: int = 0
     errors: list[tuple[int, str, str]] = field(default_factory=list)
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    index: list[int] = field(default_factory=list)
+    event_id: list[str] = field(default_factory=list)
+    game_id: list[str] = field(default_factory=list)
+    seq: list[int] = field(default_factory=list)
+    type: list[str] = field(default_factory=list)
+    v: list[int] = field(default_factory=list)
+    ts: list[str] = field(default_factory=list)
+    actor: list[str] = field(default_factory=list)
+    payload: list[str] = field(default_factory=list)
+    up_payload: list[str | None] = field(default_factory=list)
+    up_v: list[int | None] = field(default_factory=list)
+    prev: list[str | None] = field(default_factory=list)
+    declared: list[str | None] = field(default_factory=list)
+    mode: list[str] = field(default_factory=list)
+    hash_ok: list[bool] = field(default_factory=list)
+    head: list[bytes] = field(default_factory=list)
+    tail: list[bytes] = field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        """How many lines decoded to valid events."""
+        return len(self.index)
+
+    def drop(self, positions: Iterable[int]) -> None:
+        """Remove the rows at ``positions`` from every column."""
+        gone = set(positions)
+        if not gone:
+            return
+        for name in COLUMNS:
+            column = getattr(self, name)
+            column[:] = [x for k, x in enumerate(column) if k not in gone]
 
 
 def decode_lines(lines: Sequence[bytes]) -> Decoded:
-    """Parse, validate and prepare hashing for a chunk of lines (no store access)."""
+    """Parse, validate and prepare hashing for a chunk of lines (no store access).
+
+    Each line is parsed by orjson and checked by the compiled fast path; a line it does
+    not accept goes to :func:`validate_event` for the verdict and the reason. The
+    envelope regexes (:data:`.fastpath.COLUMN_CHECKS`) are checked once for the whole
+    chunk at the end; a row that fails them is re-judged by :func:`validate_event`.
+    """
     out = Decoded(n=len(lines))
     errors = out.errors
-    rows = out.rows
     loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    fast = fast_valid_struct
+    add = _Appender(out)
     for i, line in enumerate(lines):
         try:
             obj = loads(line)
-        except orjson.JSONDecodeError as exc:
+        except decode_error as exc:
             detail = "empty line" if not line.strip() else f"not JSON: {exc}"
             errors.append((i, "not_json", detail))
             continue
-        if not _fast_valid(obj):
+        if not fast(obj):
             try:
                 validate_event(obj)
             except EventError as exc:
                 errors.append((i, exc.reason, exc.detail))
                 continue
-        rows.append(_row(i, obj))
+        add(i, obj)
+    if out.index:
+        _column_checks(out, lines)
     return out
 
 
-def _row(i: int, obj: dict[str, Any]) -> tuple[Any, ...]:
-    """The decoded row of a valid event (consumes ``obj``: its hash fields are popped)."""
-    type_name = obj["type"]
-    version = obj["v"]
-    payload = obj["payload"]
-    if version < CURRENT_VERSION[type_name]:
-        lifted = upcast(obj)
-        up_payload: str | None = orjson.dumps(lifted["payload"]).decode()
-        up_v: int | None = lifted["v"]
-    else:
-        up_payload = up_v = None
-    declared = obj.pop("hash", None)
-    prev = obj.get("prev_hash")
-    head = tail = b""
-    if prev is not None and declared is not None:
-        mode = "producer"
-        ok = hashlib.sha256(_canonical(obj)).hexdigest() == declared
-    elif prev is None and declared is None:
-        mode = "ingest"
-        ok = True
-        obj["prev_hash"] = GENESIS_HASH
-        canon = _canonical(obj)
-        # The top-level prev_hash is the last such key: only seq/ts/type/v follow it.
-        at = canon.rfind(_PREV_KEY) + len(_PREV_KEY)
-        head = canon[:at]
-        tail = canon[at + 64 :]
-    else:
-        mode = "half"
-        ok = False
-    return (i, obj["event_id"], obj["game_id"], obj["seq"], type_name, version, obj["ts"],
-            obj["actor"], orjson.dumps(payload).decode(), up_payload, up_v, prev, declared,
-            mode, ok, head, tail)
+def _column_checks(out: Decoded, lines: Sequence[bytes]) -> None:
+    """Run the envelope regexes left out of the compiled Structs over the chunk (RE2 in
+    Arrow, once per column); rows that fail are re-judged by :func:`validate_event`."""
+    failing = failing_rows({
+        "ts": pa.array(out.ts, pa.string()),
+        "prev_hash": pa.array(out.prev, pa.string()),
+        "hash": pa.array(out.declared, pa.string()),
+    })
+    rejected = []
+    for k in failing:
+        try:
+            validate_event(orjson.loads(lines[out.index[k]]))
+        except EventError as exc:
+            out.errors.append((out.index[k], exc.reason, exc.detail))
+            rejected.append(k)
+    if rejected:
+        out.drop(rejected)
+        out.errors.sort()
+
+
+class _Appender:
+    """Appends one valid event to the columns of a :class:`Decoded` (consumes the dict:
+    its hash fields are popped). A class holding bound ``append`` methods, because this
+    runs once per event and attribute look-ups add up."""
+
+    def __init__(self, out: Decoded) -> None:
+        self.cols = tuple(getattr(out, name).append for name in COLUMNS)
+
+    def __call__(self, i: int, obj: dict[str, Any]) -> None:
+        (a_index, a_event_id, a_game_id, a_seq, a_type, a_v, a_ts, a_actor, a_payload,
+         a_up_payload, a_up_v, a_prev, a_declared, a_mode, a_hash_ok, a_head,
+         a_tail) = self.cols
+        type_name = obj["type"]
+        version = obj["v"]
+        payload = obj["payload"]
+        if version < CURRENT_VERSION[type_name]:
+            lifted = upcast(obj)
+            a_up_payload(orjson.dumps(lifted["payload"]).decode())
+            a_up_v(lifted["v"])
+        else:
+            a_up_payload(None)
+            a_up_v(None)
+        declared = obj.pop("hash", None)
+        prev = obj.get("prev_hash")
+        if prev is not None and declared is not None:
+            a_mode("producer")
+            a_hash_ok(hashlib.sha256(_canonical(obj)).hexdigest() == declared)
+            a_head(b"")
+            a_tail(b"")
+        elif prev is None and declared is None:
+            a_mode("ingest")
+            a_hash_ok(True)
+            obj["prev_hash"] = GENESIS_HASH
+            canon = _canonical(obj)
+            # The top-level prev_hash is the last such key: only seq/ts/type/v follow it.
+            at = canon.rfind(_PREV_KEY) + len(_PREV_KEY)
+            a_head(canon[:at])
+            a_tail(canon[at + 64 :])
+        else:
+            a_mode("half")
+            a_hash_ok(False)
+            a_head(b"")
+            a_tail(b"")
+        a_index(i)
+        a_event_id(obj["event_id"])
+        a_game_id(obj["game_id"])
+        a_seq(obj["seq"])
+        a_type(type_name)
+        a_v(version)
+        a_ts(obj["ts"])
+        a_actor(obj["actor"])
+        a_payload(orjson.dumps(payload).decode())
+        a_prev(prev)
+        a_declared(declared)
 
 
 # --- reading files --------------------------------------------------------------------
@@ -315,7 +352,7 @@ class Plan:
     """What one batch does: rows to store (with their chain links), duplicates,
     quarantine, and the chain heads it moves."""
 
-    stored: list[tuple[Any, ...]]
+    keep: list[int]  # positions of the stored rows in the batch's Decoded columns
     prev_hashes: list[str]
     hashes: list[str]
     duplicates: int
@@ -372,23 +409,25 @@ class Sequencer:
     ) -> Plan:
         """Decide every line of a decoded batch (``lines`` are its raw bytes). Reads the
         store, so call it inside the batch's transaction."""
-        rows = dec.rows
-        game_ids = {r[R_GAME_ID] for r in rows}
+        game_ids = set(dec.game_id)
         self._load_heads(con, game_ids)
-        stored = self._stored_by_id(con, [r[R_EVENT_ID] for r in rows])
+        stored = self._stored_by_id(con, dec.event_id)
         heads = self.heads
         self._before = before = {
             g: Head(h.next_seq, h.last_hash, h.chained_by) for g in game_ids for h in (heads[g],)
         }
         quarantined = [Quarantined(i, r, d) for i, r, d in dec.errors]
         accepted: dict[str, int] = {}  # event_id -> line index, for in-batch duplicates
-        keep: list[tuple[Any, ...]] = []
+        keep: list[int] = []
         row_prev: list[str] = []
         row_hash: list[str] = []
         duplicates = 0
         sha256 = hashlib.sha256
-        for row in rows:
-            index, event_id, game_id, seq = row[0], row[1], row[2], row[3]
+        hash_ok, prevs, declared, heads_b, tails = (
+            dec.hash_ok, dec.prev, dec.declared, dec.head, dec.tail)
+        for k, (index, event_id, game_id, seq, mode) in enumerate(
+            zip(dec.index, dec.event_id, dec.game_id, dec.seq, dec.mode, strict=True)
+        ):
             if event_id in accepted or event_id in stored:
                 other = stored.get(event_id)
                 other_raw = other[2].encode() if other is not None else lines[accepted[event_id]]
@@ -403,15 +442,27 @@ class Sequencer:
                         event_id, game_id, seq))
                 continue
             head = heads[game_id]
+            next_seq = head.next_seq
+            if seq == next_seq and mode == "ingest" and head.chained_by != "producer":
+                # The common case of an unchained log, decided with the fewest steps.
+                last = head.last_hash
+                head.last_hash = new_hash = sha256(
+                    heads_b[k] + last.encode() + tails[k]).hexdigest()
+                row_prev.append(last)
+                row_hash.append(new_hash)
+                head.next_seq = seq + 1
+                head.chained_by = mode
+                accepted[event_id] = index
+                keep.append(k)
+                continue
             reason = None
             detail = ""
-            mode = row[R_MODE]
-            if seq < head.next_seq:
+            if seq < next_seq:
                 reason = "conflict_seq"
                 detail = f"game {game_id!r} already has an event at seq {seq}"
-            elif seq > head.next_seq:
+            elif seq > next_seq:
                 reason = "sequence_gap"
-                detail = f"game {game_id!r}: expected seq {head.next_seq}, got {seq}"
+                detail = f"game {game_id!r}: expected seq {next_seq}, got {seq}"
             elif mode == "half":
                 reason = "chain_mixed"
                 detail = f"seq {seq}: only one of prev_hash/hash is present"
@@ -420,28 +471,28 @@ class Sequencer:
                 detail = (f"game {game_id!r} is chained by {head.chained_by} but seq {seq} "
                           + ("has hash fields" if mode == "producer" else "has none"))
             elif mode == "producer":
-                if not row[R_HASH_OK]:
+                if not hash_ok[k]:
                     reason = "bad_hash"
                     detail = f"seq {seq}: hash does not match the event's content"
-                elif row[R_PREV] != head.last_hash:
+                elif prevs[k] != head.last_hash:
                     reason = "chain_break"
-                    detail = (f"seq {seq}: prev_hash {row[R_PREV][:12]}… is not the hash of "
+                    detail = (f"seq {seq}: prev_hash {prevs[k][:12]}… is not the hash of "
                               f"seq {seq - 1} ({head.last_hash[:12]}…)")
             if reason is not None:
                 quarantined.append(Quarantined(index, reason, detail, event_id, game_id, seq))
                 continue
             if mode == "producer":
-                new_hash = row[R_HASH]
-                row_prev.append(row[R_PREV])
+                new_hash = declared[k]
+                row_prev.append(prevs[k])
             else:
-                new_hash = sha256(row[R_HEAD] + head.last_hash.encode() + row[R_TAIL]).hexdigest()
+                new_hash = sha256(heads_b[k] + head.last_hash.encode() + tails[k]).hexdigest()
                 row_prev.append(head.last_hash)
             row_hash.append(new_hash)
             head.next_seq = seq + 1
             head.last_hash = new_hash
             head.chained_by = mode
             accepted[event_id] = index
-            keep.append(row)
+            keep.append(k)
         changed = {g: heads[g] for g, h in before.items() if h.next_seq != heads[g].next_seq}
         quarantined.sort(key=lambda q: q.index)
         return Plan(keep, row_prev, row_hash, duplicates, quarantined, changed)

@@ -172,30 +172,50 @@ class MeldFeasibility:
     uses its "no" to skip the engine's search.
     """
 
-    __slots__ = ("long_run", "memo")
+    __slots__ = ("allowed", "long_run", "memo", "skip")
 
     def __init__(self, long_run: int = 4) -> None:
         self.long_run = long_run
-        self.memo: dict[tuple[bytes, int, bool], bool] = {}
+        self.memo: dict[tuple[bytes, int, bool, int], bool] = {}
+        self.skip = 0
+        self.allowed: Sequence[bool] = ()
 
     def feasible(self, hand: Sequence[int]) -> bool:
+        """Can all of ``hand`` be melded?"""
+        self.skip = 0
+        counts = bytearray(hand[:52])
+        return self._solve(counts, hand[JOKER], self.long_run > 0, False)
+
+    def feasible_after_discard(self, hand: Sequence[int], allowed: Sequence[bool]) -> bool:
+        """Can all of ``hand`` but one discard (a natural with ``allowed[card]``) be
+        melded? One search for every discard at once (a discard "skips" the lowest
+        card left); a hand with no natural left to skip is accepted (relaxation)."""
+        self.skip = 1
+        self.allowed = allowed
         counts = bytearray(hand[:52])
         return self._solve(counts, hand[JOKER], self.long_run > 0, False)
 
     def _solve(self, counts: bytearray, w: int, need_long: bool, have_meld: bool) -> bool:
-        c = next((i for i in range(52) if counts[i]), -1)
-        if c < 0:
+        c = 52 - len(counts.lstrip(b"\x00"))  # the lowest card left (52: none)
+        if c >= 52:
             if w and not have_meld:
                 return False
             if need_long:
                 # a leftover joker may lengthen a 3-run: accept (a relaxation)
                 return bool(w) and have_meld
             return True
-        key = (bytes(counts), w, need_long)
+        key = (bytes(counts), w, need_long, self.skip)
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        ok = self._sets(counts, c, w, need_long) or self._runs(counts, c, w, need_long)
+        ok = False
+        if self.skip and self.allowed[c]:
+            self.skip = 0
+            counts[c] -= 1
+            ok = self._solve(counts, w, need_long, have_meld)
+            counts[c] += 1
+            self.skip = 1
+        ok = ok or self._sets(counts, c, w, need_long) or self._runs(counts, c, w, need_long)
         self.memo[key] = ok
         return ok
 
@@ -286,6 +306,11 @@ def install(state: Any) -> None:
                 return None
             allow_wild = state.config["long_run_allows_joker"]
             solver = MeldFeasibility(4) if allow_wild else None
+            if solver is not None:
+                allowed = [bool(hand[d]) and not (state.taken[d] and state.before_take[d] == 0)
+                           for d in range(52)]
+                if not solver.feasible_after_discard(hand, allowed):
+                    return None
             # the engine's loop (discards from the highest card down, first success
             # wins), skipping discards that leave a card no meld can hold
             candidates = lonely if lonely else [d for d in range(51, -1, -1) if hand[d] > 0]

@@ -453,6 +453,7 @@ class ClassicRummy(CardTable):
         rake = self.pot * self.config["rake_bps"] // 10_000
         self.ctx.transfer("pot", "house", rake, "rake")
         self.ctx.transfer("pot", self.player(seat), self.pot - rake, "pot")
+        self.pot = 0
 
     # -- questions ------------------------------------------------------------------------
     def is_over(self) -> bool:
