@@ -20,6 +20,7 @@ from . import (
     replay_cmd,
     scan_cmd,
     schema_cmd,
+    simulate_cmd,
     sql_cmd,
     verify_cmd,
     verify_log_cmd,
@@ -58,6 +59,7 @@ app.command("demo")(demo_cmd.demo)
 app.command("scan")(scan_cmd.scan)
 app.command("flags")(flags_cmd.flags)
 app.command("eval")(eval_cmd.eval_)
+app.command("simulate")(simulate_cmd.simulate)
 
 
 def main() -> None:

@@ -214,7 +214,7 @@ class _Compiler:
             return rest, schema["pattern"]
         return schema, None
 
-    def compile(self, schema: dict[str, Any]) -> Any:  # noqa: PLR0911 - one branch per node type
+    def compile(self, schema: dict[str, Any]) -> Any:
         kind = schema["type"]
         if kind == "definitions":
             for d in schema["definitions"]:
@@ -288,7 +288,7 @@ class _Compiler:
         for choice in schema["choices"]:
             typ = self.compile(choice[0] if isinstance(choice, tuple) else choice)
             try:  # msgspec refuses some unions (two list types): keep what it takes
-                msgspec.json.Decoder(Union[(*kept, typ)])  # noqa: UP007
+                msgspec.json.Decoder(Union[(*kept, typ)])
             except TypeError:
                 continue
             kept.append(typ)

@@ -71,6 +71,7 @@ REASONS: dict[str, str] = {
 }
 
 _PREV_KEY = b'"prev_hash":"'
+_PREV_LEN = len(_PREV_KEY)
 _SORT = orjson.OPT_SORT_KEYS
 
 #: Lines per transaction. Past DuckDB's row group (122,880 rows) a batch is written
@@ -172,13 +173,20 @@ def decode_lines(lines: Sequence[bytes]) -> Decoded:
     not accept goes to :func:`validate_event` for the verdict and the reason. The
     envelope regexes (:data:`.fastpath.COLUMN_CHECKS`) are checked once for the whole
     chunk at the end; a row that fails them is re-judged by :func:`validate_event`.
+    A valid event's dict is consumed (its hash fields are popped).
     """
     out = Decoded(n=len(lines))
     errors = out.errors
     loads = orjson.loads
+    dumps = orjson.dumps
     decode_error = orjson.JSONDecodeError
     fast = fast_valid_struct
-    add = _Appender(out)
+    sha256 = hashlib.sha256
+    current = CURRENT_VERSION
+    # One bound ``append`` per column: this loop runs once per event.
+    (a_index, a_event_id, a_game_id, a_seq, a_type, a_v, a_ts, a_actor, a_payload,
+     a_up_payload, a_up_v, a_prev, a_declared, a_mode, a_hash_ok, a_head,
+     a_tail) = (getattr(out, name).append for name in COLUMNS)
     for i, line in enumerate(lines):
         try:
             obj = loads(line)
@@ -192,7 +200,47 @@ def decode_lines(lines: Sequence[bytes]) -> Decoded:
             except EventError as exc:
                 errors.append((i, exc.reason, exc.detail))
                 continue
-        add(i, obj)
+        type_name = obj["type"]
+        version = obj["v"]
+        if version < current[type_name]:
+            lifted = upcast(obj)
+            a_up_payload(dumps(lifted["payload"]).decode())
+            a_up_v(lifted["v"])
+        else:
+            a_up_payload(None)
+            a_up_v(None)
+        declared = obj.pop("hash", None)
+        prev = obj.get("prev_hash")
+        if prev is None and declared is None:
+            a_mode("ingest")
+            a_hash_ok(True)
+            obj["prev_hash"] = GENESIS_HASH
+            canon = _canonical(obj)
+            # The top-level prev_hash is the last such key: only seq/ts/type/v follow it.
+            at = canon.rfind(_PREV_KEY) + _PREV_LEN
+            a_head(canon[:at])
+            a_tail(canon[at + 64 :])
+        elif prev is not None and declared is not None:
+            a_mode("producer")
+            a_hash_ok(sha256(_canonical(obj)).hexdigest() == declared)
+            a_head(b"")
+            a_tail(b"")
+        else:
+            a_mode("half")
+            a_hash_ok(False)
+            a_head(b"")
+            a_tail(b"")
+        a_index(i)
+        a_event_id(obj["event_id"])
+        a_game_id(obj["game_id"])
+        a_seq(obj["seq"])
+        a_type(type_name)
+        a_v(version)
+        a_ts(obj["ts"])
+        a_actor(obj["actor"])
+        a_payload(dumps(obj["payload"]).decode())
+        a_prev(prev)
+        a_declared(declared)
     if out.index:
         _column_checks(out, lines)
     return out
@@ -216,62 +264,6 @@ def _column_checks(out: Decoded, lines: Sequence[bytes]) -> None:
     if rejected:
         out.drop(rejected)
         out.errors.sort()
-
-
-class _Appender:
-    """Appends one valid event to the columns of a :class:`Decoded` (consumes the dict:
-    its hash fields are popped). A class holding bound ``append`` methods, because this
-    runs once per event and attribute look-ups add up."""
-
-    def __init__(self, out: Decoded) -> None:
-        self.cols = tuple(getattr(out, name).append for name in COLUMNS)
-
-    def __call__(self, i: int, obj: dict[str, Any]) -> None:
-        (a_index, a_event_id, a_game_id, a_seq, a_type, a_v, a_ts, a_actor, a_payload,
-         a_up_payload, a_up_v, a_prev, a_declared, a_mode, a_hash_ok, a_head,
-         a_tail) = self.cols
-        type_name = obj["type"]
-        version = obj["v"]
-        payload = obj["payload"]
-        if version < CURRENT_VERSION[type_name]:
-            lifted = upcast(obj)
-            a_up_payload(orjson.dumps(lifted["payload"]).decode())
-            a_up_v(lifted["v"])
-        else:
-            a_up_payload(None)
-            a_up_v(None)
-        declared = obj.pop("hash", None)
-        prev = obj.get("prev_hash")
-        if prev is not None and declared is not None:
-            a_mode("producer")
-            a_hash_ok(hashlib.sha256(_canonical(obj)).hexdigest() == declared)
-            a_head(b"")
-            a_tail(b"")
-        elif prev is None and declared is None:
-            a_mode("ingest")
-            a_hash_ok(True)
-            obj["prev_hash"] = GENESIS_HASH
-            canon = _canonical(obj)
-            # The top-level prev_hash is the last such key: only seq/ts/type/v follow it.
-            at = canon.rfind(_PREV_KEY) + len(_PREV_KEY)
-            a_head(canon[:at])
-            a_tail(canon[at + 64 :])
-        else:
-            a_mode("half")
-            a_hash_ok(False)
-            a_head(b"")
-            a_tail(b"")
-        a_index(i)
-        a_event_id(obj["event_id"])
-        a_game_id(obj["game_id"])
-        a_seq(obj["seq"])
-        a_type(type_name)
-        a_v(version)
-        a_ts(obj["ts"])
-        a_actor(obj["actor"])
-        a_payload(orjson.dumps(payload).decode())
-        a_prev(prev)
-        a_declared(declared)
 
 
 # --- reading files --------------------------------------------------------------------
@@ -352,7 +344,8 @@ class Plan:
     """What one batch does: rows to store (with their chain links), duplicates,
     quarantine, and the chain heads it moves."""
 
-    keep: list[int]  # positions of the stored rows in the batch's Decoded columns
+    dec: Decoded
+    keep: list[int]  # positions of the stored rows in ``dec``'s columns, ascending
     prev_hashes: list[str]
     hashes: list[str]
     duplicates: int
@@ -495,7 +488,7 @@ class Sequencer:
             keep.append(k)
         changed = {g: heads[g] for g, h in before.items() if h.next_seq != heads[g].next_seq}
         quarantined.sort(key=lambda q: q.index)
-        return Plan(keep, row_prev, row_hash, duplicates, quarantined, changed)
+        return Plan(dec, keep, row_prev, row_hash, duplicates, quarantined, changed)
 
     def rollback(self) -> None:
         """Restore the heads moved by the last :meth:`plan` (its batch did not commit)."""
@@ -525,25 +518,9 @@ def write_plan(
 ) -> int:
     """Write one planned batch (inside the caller's transaction); returns its batch_id."""
     batch_id: int = con.execute("SELECT nextval('store.batch_seq')").fetchall()[0][0]
-    n_stored = len(plan.stored)
+    n_stored = len(plan.keep)
     if n_stored:
-        cols = list(zip(*plan.stored, strict=True))
-        raw = pa.array([lines[i] for i in cols[R_INDEX]], pa.binary()).cast(pa.string())
-        rows = pa.table({
-            "event_id": pa.array(cols[R_EVENT_ID], pa.string()),
-            "game_id": pa.array(cols[R_GAME_ID], pa.string()),
-            "seq": pa.array(cols[R_SEQ], pa.int32()),
-            "type": pa.array(cols[R_TYPE], pa.string()),
-            "v": pa.array(cols[R_V], pa.int32()),
-            "ts_text": pa.array(cols[R_TS], pa.string()),
-            "actor": pa.array(cols[R_ACTOR], pa.string()),
-            "payload": pa.array(cols[R_PAYLOAD], pa.string()),
-            "up_payload": pa.array(cols[R_UP_PAYLOAD], pa.string()),
-            "up_v": pa.array(cols[R_UP_V], pa.int32()),
-            "prev_hash": pa.array(plan.prev_hashes, pa.string()),
-            "hash": pa.array(plan.hashes, pa.string()),
-            "raw": raw,
-        })
+        rows = _event_rows(plan, lines)
         con.register("_rg_rows", rows)
         try:
             con.execute(
@@ -608,6 +585,40 @@ def write_plan(
     return batch_id
 
 
+def _event_rows(plan: Plan, lines: Sequence[bytes]) -> pa.Table:
+    """The stored rows of a plan as one Arrow table: each column converted once from its
+    list; when some rows are not stored (duplicates, quarantine), a ``take`` keeps the
+    rest."""
+    dec = plan.dec
+    every = len(plan.keep) == dec.rows
+    keep = None if every else pa.array(plan.keep, pa.int64())
+
+    def col(values: list[Any], typ: pa.DataType) -> pa.Array:
+        arr = pa.array(values, typ)
+        return arr if keep is None else arr.take(keep)
+
+    if every and dec.rows == len(lines):
+        raw = pa.array(lines, pa.binary())
+    else:
+        raw = pa.array(lines, pa.binary()).take(
+            pa.array([dec.index[k] for k in plan.keep], pa.int64()))
+    return pa.table({
+        "event_id": col(dec.event_id, pa.string()),
+        "game_id": col(dec.game_id, pa.string()),
+        "seq": col(dec.seq, pa.int32()),
+        "type": col(dec.type, pa.string()),
+        "v": col(dec.v, pa.int32()),
+        "ts_text": col(dec.ts, pa.string()),
+        "actor": col(dec.actor, pa.string()),
+        "payload": col(dec.payload, pa.string()),
+        "up_payload": col(dec.up_payload, pa.string()),
+        "up_v": col(dec.up_v, pa.int32()),
+        "prev_hash": pa.array(plan.prev_hashes, pa.string()),
+        "hash": pa.array(plan.hashes, pa.string()),
+        "raw": raw.cast(pa.string()),
+    })
+
+
 # --- the driver --------------------------------------------------------------------------
 @dataclass
 class IngestSummary:
@@ -628,12 +639,12 @@ class IngestSummary:
         for target in (self, per):
             if isinstance(target, IngestSummary):
                 target.read += lines
-                target.stored += len(plan.stored)
+                target.stored += len(plan.keep)
                 target.duplicates += plan.duplicates
                 target.quarantined += len(plan.quarantined)
             else:
                 target["read"] += lines
-                target["stored"] += len(plan.stored)
+                target["stored"] += len(plan.keep)
                 target["duplicates"] += plan.duplicates
                 target["quarantined"] += len(plan.quarantined)
         for q in plan.quarantined:
@@ -725,10 +736,9 @@ def _merge(parts: list[Decoded]) -> Decoded:
     for part in parts:
         base = out.n
         out.errors.extend((base + i, r, d) for i, r, d in part.errors)
-        if base:
-            out.rows.extend((base + r[0], *r[1:]) for r in part.rows)
-        else:
-            out.rows.extend(part.rows)
+        out.index.extend([base + i for i in part.index] if base else part.index)
+        for name in COLUMNS[1:]:
+            getattr(out, name).extend(getattr(part, name))
         out.n += part.n
     return out
 

@@ -38,8 +38,6 @@ import pyarrow as pa
 
 from .hashing import event_hash
 from .ingest import (
-    R_GAME_ID,
-    R_SEQ,
     IngestSummary,
     Progress,
     Sequencer,
@@ -302,8 +300,7 @@ class EventStore:
             index, reason, detail = dec.errors[0]
             raise AppendRejected(reason, detail, events[index].get("seq")
                                  if isinstance(events[index], dict) else None)
-        for k, row in enumerate(dec.rows):
-            gid, seq = row[R_GAME_ID], row[R_SEQ]
+        for k, (gid, seq) in enumerate(zip(dec.game_id, dec.seq, strict=True)):
             if gid != game_id:
                 raise AppendRejected("invalid", f"event {k} belongs to game {gid!r}", seq)
             if seq != expected_seq + k:

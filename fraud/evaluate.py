@@ -33,7 +33,7 @@ from sklearn.metrics import average_precision_score
 
 from .features import pair_features, player_features
 from .labels import Truth
-from .models import MECHANISMS, PAIR_MECHANISMS, FraudModel, level_of
+from .models import MECHANISMS, FraudModel, level_of
 
 KS = (10, 50, 100)
 
@@ -79,7 +79,7 @@ def metrics(y: np.ndarray, s: np.ndarray, boots: int = 200, seed: int = 0) -> di
     """PR-AUC, precision@k, recall@1%FPR with bootstrap 95 % intervals."""
     y = y.astype(bool)
     s = np.nan_to_num(s.astype(float), nan=-1e9)
-    out: dict[str, Any] = {"n": int(len(y)), "positives": int(y.sum()),
+    out: dict[str, Any] = {"n": len(y), "positives": int(y.sum()),
                            "prevalence": float(y.mean()) if len(y) else float("nan"),
                            "pr_auc": pr_auc(y, s), "recall_at_1pct_fpr": recall_at_fpr(y, s)}
     for k in KS:

@@ -57,8 +57,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "pickups": pa.schema([
         ("game_id", pa.string()), ("seq", pa.int32()), ("player", pa.string()),
         ("source", pa.string()), ("ncards", pa.int8()), ("gain", pa.int8()),
-        ("pile_gain", pa.int8()), ("stock_gain", pa.int8()), ("from_player", pa.string()),  # who discarded the pile top
-        ("dist", pa.int16()),
+        ("pile_gain", pa.int8()), ("stock_gain", pa.int8()),
+        ("from_player", pa.string()),  # who discarded the pile top (None: the turned-up card)
     ]),
     "player_games": pa.schema([
         ("game_id", pa.string()), ("player", pa.string()), ("seat", pa.int8()),
@@ -93,19 +93,23 @@ _HAND_CHANGERS = frozenset({"Drew", "Discarded", "Melded", "LaidDown", "LaidOff"
 
 
 class Sink:
-    """Columnar row buffers, one per table (appending to lists is the cheapest row build)."""
+    """Row buffers, one list of tuples per table (one append per row is the cheapest
+    build); columns are formed once, in :meth:`tables`."""
 
     def __init__(self) -> None:
-        self.cols: dict[str, dict[str, list[Any]]] = {
-            t: {f.name: [] for f in schema} for t, schema in SCHEMAS.items()
-        }
+        self.rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in SCHEMAS}
 
     def add(self, table: str, *values: Any) -> None:
-        for col, value in zip(self.cols[table].values(), values, strict=True):
-            col.append(value)
+        self.rows[table].append(values)
 
     def tables(self) -> dict[str, pa.Table]:
-        return {t: pa.Table.from_pydict(c, schema=SCHEMAS[t]) for t, c in self.cols.items()}
+        out = {}
+        for t, rows in self.rows.items():
+            schema = SCHEMAS[t]
+            cols = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+            out[t] = pa.Table.from_arrays(
+                [pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
+        return out
 
 
 class _Observer:
@@ -169,7 +173,8 @@ class _Observer:
     def __call__(self, engine: GameEngine, event: Event) -> None:
         etype = event["type"]
         seq = event["seq"]
-        ts = ts_millis(event["ts"])
+        ctx = engine.ctx
+        ts = ctx.ts_ms if ctx is not None else ts_millis(event["ts"])
         think = ts - self.prev_ts if self.prev_ts else 0
         self.prev_ts = ts
         st = engine.variant
@@ -244,11 +249,11 @@ class _Observer:
                     hand[parse_card(p["drew"])] -= 1
             if min(hand) >= 0:
                 size = sum(hand)
-                dist = self.dist(hand)
-                if etype == "Drew":
+                if etype == "Drew":  # two options; a close call when the pile top helps
                     top = self.pile_top
                     diff = 1 + (top is not None and int(self.gains(hand)[top]) > 0)
-                else:
+                elif etype in ("Discarded", "FreshPressed", "DeclaredRummy"):
+                    dist = self.dist(hand)
                     diff = dist
         self.sink.add("moves", self.game_id, event["seq"], player, seat, self.variant, etype,
                       ts, think, turn, size, dist, diff, auto)
@@ -269,12 +274,12 @@ class _Observer:
         source = p["source"]
         from_player = self.pile_from if self.pile_top is not None and self.pile_from else None
         self.sink.add("pickups", self.game_id, event["seq"], player, source, len(cards), gain,
-                      pile_gain, stock_gain, from_player, self.dist(hand))
+                      pile_gain, stock_gain, from_player)
         if source == "discard" and self.last_discard_seq >= 0:
-            taken = self.sink.cols["discards"]["taken"]
+            rows = self.sink.rows["discards"]
             row = self.last_discard_rows.get(player)
-            if row is not None and row < len(taken):
-                taken[row] = True
+            if row is not None and row < len(rows):
+                rows[row] = (*rows[row][:-1], True)
 
     def _discard(self, event: Event, player: str, card: int, hands: list[list[int]]) -> None:
         """Rows for one discard: the card's gain to every other active seat's hidden hand."""
@@ -284,6 +289,7 @@ class _Observer:
         own = list(hands[seat])
         own[card] += 1  # the hand before the discard
         options = [c for c in range(NCARDS) if own[c] > 0 and c != JOKER and not is_wild(c, self.fam)]
+        n_opt = len(options)
         keep_hand = list(own)
         keep_hand[card] -= 1
         keep_gain = int(self.gains(keep_hand)[card])
@@ -297,8 +303,8 @@ class _Observer:
             if not sum(th):
                 continue  # out of the game (removed / left): nobody to feed
             g = self.gains(th)
-            alt = float(np.mean(g[options])) if options else 0.0
-            self.last_discard_rows[target] = len(self.sink.cols["discards"]["seq"])
+            alt = float(g[options].sum()) / n_opt if n_opt else 0.0
+            self.last_discard_rows[target] = len(self.sink.rows["discards"])
             self.sink.add("discards", self.game_id, event["seq"], player, target, off, card,
                           int(g[card]), alt, keep_gain, False)
 

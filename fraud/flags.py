@@ -14,6 +14,7 @@ the first one (``rummyguard replay GAME --at SEQ``).
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import duckdb
@@ -236,7 +237,7 @@ def _flag(kind: str, players: list[str], score: float, mech: str, source: str,
           ring: Ring | None = None) -> dict[str, Any]:
     if ring is not None:
         ev: list[dict[str, Any]] = []
-        for a, b in zip(players, players[1:], strict=False):
+        for a, b in itertools.pairwise(players):
             ev += _discard_evidence(con, a, b, 1)
         ev = ev[:5]
     else:

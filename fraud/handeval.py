@@ -137,15 +137,17 @@ def _leftover(m1: list[int], m2: list[int], k: int, sets_first: bool) -> tuple[l
             b[s] &= ~_run_cover(b[s], k)
 
     def sets() -> None:
-        for r in range(13):
-            bit = 1 << r
-            suits = [s for s in range(4) if (a[s] | b[s]) & bit]
-            if len(suits) >= 3:
-                for s in suits:
-                    if b[s] & bit:
-                        b[s] &= ~bit
-                    else:
-                        a[s] &= ~bit
+        # bit-parallel over ranks: a rank with cards in >= 3 suits is a set; one copy of
+        # each of its suits leaves (the duplicate layer first, so runs keep the other)
+        u0, u1, u2, u3 = (a[0] | b[0]), (a[1] | b[1]), (a[2] | b[2]), (a[3] | b[3])
+        ge3 = (u0 & u1 & u2) | (u0 & u1 & u3) | (u0 & u2 & u3) | (u1 & u2 & u3)
+        if not ge3:
+            return
+        for s in range(4):
+            in_set = ge3 & (a[s] | b[s])
+            from_b = in_set & b[s]
+            b[s] &= ~from_b
+            a[s] &= ~(in_set & ~from_b)
 
     if sets_first:
         sets()
@@ -157,19 +159,15 @@ def _leftover(m1: list[int], m2: list[int], k: int, sets_first: bool) -> tuple[l
 
 
 def _partials(a: list[int], b: list[int]) -> int:
-    """Disjoint two-card partial melds among the leftover cards (greedy): pairs of a
-    rank in two suits, then same-suit cards one or two ranks apart."""
-    a = list(a)
-    n = 0
-    for r in range(13):
-        bit = 1 << r
-        suits = [s for s in range(4) if a[s] & bit]
-        while len(suits) >= 2:
-            a[suits.pop()] &= ~bit
-            a[suits.pop()] &= ~bit
-            n += 1
+    """Disjoint two-card partial melds among the leftover cards (greedy, bit-parallel):
+    pairs of a rank in two suits (two pairs from four suits), then same-suit cards one
+    or two ranks apart."""
+    u0, u1, u2, u3 = a
+    ge2 = (u0 & u1) | (u0 & u2) | (u0 & u3) | (u1 & u2) | (u1 & u3) | (u2 & u3)
+    ge4 = u0 & u1 & u2 & u3
+    n = ge2.bit_count() + ge4.bit_count()
     for s in range(4):
-        m = a[s] | b[s]
+        m = (a[s] | b[s]) & ~ge2
         while m:
             low = m & -m
             m ^= low

@@ -18,15 +18,18 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..events.store import EventStore
 from ..events.views import register_view
 from .facts import SCHEMAS, TABLES, batch_facts_raw
+
+if TYPE_CHECKING:
+    from ..events.store import EventStore
 
 Progress = Callable[[int], None]  # called with the number of games just finished
 

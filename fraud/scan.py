@@ -10,17 +10,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
 
-from ..events.store import EventStore
 from .features import pair_features, player_features
 from .flags import build_flags, write_flags
 from .models import PAIR_MECHANISMS, FraudModel, unsupervised_scores
 from .pipeline import Progress, load_facts, publish_views, run_facts, store_game_batches, write_parquet
 from .rings import build_graph, find_rings
+
+if TYPE_CHECKING:
+    from ..events.store import EventStore
 
 
 @dataclass

@@ -60,7 +60,9 @@ class Decision:
 class Brain(Protocol):
     """A variant's card decisions."""
 
-    def choose(self, agent: Agent, turn: Turn) -> Decision: ...
+    def choose(self, agent: Agent, turn: Turn) -> Decision | None:
+        """The move to make, or None to decline an optional move (a buy, a call)."""
+        ...
 
     def hand_quality(self, agent: Agent, turn: Turn) -> float:
         """0 (hopeless) .. 1 (about to go out), from the player's own view."""
@@ -87,6 +89,8 @@ class Agent:
     #: public memory: cards each opponent took from the discard pile this round
     pickups: dict[str, list[int]] = field(default_factory=dict)
     fresh_pressed: dict[str, int] = field(default_factory=dict)
+    #: own draws this round (a long round makes players stop fishing in the pile)
+    draws_this_round: int = 0
 
     # -- skill under tilt ------------------------------------------------------------------
     @property
@@ -110,9 +114,11 @@ class Agent:
         return [p for p in a.partners if p in seats and p != self.player]
 
     # -- the policy --------------------------------------------------------------------
-    def __call__(self, turn: Turn) -> Choice:
+    def __call__(self, turn: Turn) -> Choice | None:
         strategic = self._strategic_timeout(turn)
         decision = self.brain.choose(self, turn)
+        if decision is None:
+            return None
         kind, payload = turn.moves[decision.index]
         if strategic:
             return Choice(kind, payload, TIMEOUT_THINK_MS, "timeout_abuse", disconnect=True)
@@ -178,6 +184,9 @@ class Agent:
             )
         elif kind == "RoundStarted":
             self.pickups.clear()
+            self.draws_this_round = 0
+        elif kind == "Drew" and event["actor"] == self.player:
+            self.draws_this_round += 1
 
 
 __all__ = ["MECHANISMS", "TIMEOUT_THINK_MS", "Act", "Agent", "Brain", "Decision"]

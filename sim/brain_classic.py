@@ -162,7 +162,7 @@ class ClassicBrain:
         for mech in ("card_feeding", "multi_account"):
             if nxt in agent.partners_seated(mech, seats) and agent.roll(mech) is not None:
                 return self._feed(agent, turn, options, cards, cost, nxt, "card_feeding", honest,
-                                  max_cost=COMPLETE + 2.0)
+                                  max_cost=6.5)
         if nxt in agent.partners_seated("soft_play", seats) and agent.roll("soft_play") is not None:
             floor = cost[best] + 1.0
             near = [i for i in range(len(cards)) if cost[i] <= floor]
@@ -185,7 +185,7 @@ class ClassicBrain:
         """Discard what the partner (seated next) needs most, within what the feeder
         is willing to give up."""
         partner_hand = self.own_hand(turn, partner)
-        best_i, best_gain = -1, 2.4
+        best_i, best_gain = -1, 3.0
         for i, c in enumerate(cards):
             if cost[i] > max_cost:
                 continue

@@ -242,14 +242,50 @@ class Platform:
             actors = self.state.to_act()
             if not actors:
                 raise RuntimeError(f"{self.game_id}: nobody can act and no system event is due")
+            if self.fault_skipped_holder and self._skip_holder():
+                continue
             player = actors[0] if len(actors) == 1 else self.rng.choice(actors)
-            moves = self.state.legal_moves(player)
-            if not moves:
-                raise RuntimeError(f"{self.game_id}: {player} is to act but has no legal move")
-            policy = self._policy(policies, player)
-            choice = policy(Turn(player, moves, self.engine, self.rng, self.clock))
+            choice = self._ask(policies, player)
+            if choice is None:  # an optional move (a buy, a call, the widow) declined
+                for other in actors:
+                    if other != player:
+                        choice = self._ask(policies, other)
+                        if choice is not None:
+                            player = other
+                            break
+            if choice is None:
+                raise RuntimeError(f"{self.game_id}: every player to act declined to move")
             self._play(player, choice)
         return self.events
+
+    def _ask(self, policies: dict[str, Policy] | Policy, player: str) -> Choice | None:
+        """The player's choice; None if he passes (policies may return None when none of
+        their moves is mandatory, e.g. a Liverpool buy or a Michigan widow offer)."""
+        moves = self.state.legal_moves(player)
+        if not moves:
+            return None
+        policy = self._policy(policies, player)
+        return policy(Turn(player, moves, self.engine, self.rng, self.clock))
+
+    def _skip_holder(self) -> bool:
+        """The planted MI-FOLLOW fault: the holder of the next card is skipped and the
+        holder of a later card of the suit plays instead. False if not possible now."""
+        st: Any = self.state
+        if not hasattr(st, "due") or getattr(st, "widow_open", False) \
+                or getattr(st, "poker_open", False):
+            return False
+        kind, holder, card = st.due()
+        if kind != 0 or holder < 0:  # FOLLOW only
+            return False
+        for later in range(card + 4, 52, 4):
+            other = st.owner[later]
+            if other >= 0 and other != holder and st.active[other]:
+                event = self.emit("CardPlayed", st.names[other], {"card": format_card(later)},
+                                  dt_ms=self.rng.randint(800, 4000))
+                self.faults.append((event["seq"], "skipped_holder", "MI-FOLLOW", "violation"))
+                self.fault_skipped_holder = False
+                return True
+        return False
 
     @staticmethod
     def _policy(policies: dict[str, Policy] | Policy, player: str) -> Policy:

@@ -38,15 +38,12 @@ def brains() -> dict[str, Callable[[], Brain]]:
     from .brain_classic import ClassicBrain
 
     out: dict[str, Callable[[], Brain]] = {"classic": ClassicBrain}
-    for name, module, cls in (("r500", "brain_r500", "R500Brain"),
-                              ("liverpool", "brain_liverpool", "LiverpoolBrain"),
+    for name, module, cls in (("r500", "brain_meld", "R500Brain"),
+                              ("liverpool", "brain_meld", "LiverpoolBrain"),
                               ("michigan", "brain_michigan", "MichiganBrain")):
         if variant_class(name) is None:
             continue
-        try:
-            mod = __import__(f"rummyguard.sim.{module}", fromlist=[cls])
-        except ModuleNotFoundError:
-            continue
+        mod = __import__(f"rummyguard.sim.{module}", fromlist=[cls])
         out[name] = getattr(mod, cls)
     return out
 

@@ -109,5 +109,5 @@ def pot_claims(s: Script, winners: dict[str, int], seats: list[str] | None = Non
 
 def greedy(turn: Turn) -> Choice:
     """The module's greedy player as a driver policy (finishes target games quickly)."""
-    kind, payload = suggest(turn.state, turn.player, turn.moves, turn.rng)  # type: ignore[arg-type]
+    kind, payload = suggest(turn.state, turn.player, turn.moves)  # type: ignore[arg-type]
     return Choice(kind, payload, turn.rng.randint(800, 9000))

@@ -226,6 +226,18 @@ def test_clean_buy_and_clean_rummy_call() -> None:
     assert log.replay().clean
 
 
+def test_player_view_shows_only_his_hand() -> None:
+    log = opening(three(), 2)
+    view = state(log).snapshot("p1")
+    assert list(view["hands"]) == ["p1"] and "stock" not in view
+    assert view["hand_counts"] == {"p0": 5, "p1": 10, "p2": 10}
+    assert view["laid_down"] == ["p0"] and view["contract"] == "2 sets"
+    assert [m["cards"] for m in view["melds"]] == [["5C", "5D", "5H"], ["9C", "9D", "9H"]]
+    assert view["buy_window"] == {"card": "KD", "entitled": ["p1", "p2"]}
+    full = state(log).snapshot()
+    assert len(full["stock"]) == full["stock_count"] == 104 - 31 - 1
+
+
 def test_max_buys_zero_turns_buying_off() -> None:
     log = three({"max_buys": 0})
     log.drew("p0")
@@ -345,7 +357,7 @@ def case_discard_twice() -> tuple[Log, int, str, str]:
 
 
 def going_out_by_layoffs() -> Log:
-    """p0 goes out in round 1 by laying off his last cards (no discard): seq 2..13."""
+    """p0 lays down, then lays off all but 2D and 2S (seq 2..12)."""
     log = Log(["p0", "p1", "p2"], dealer=2)
     log.deal(1, 2, {0: "5C 5D 5H 9C 9D 9H 5S 9S 2C 2D", 1: H1.replace("5S", "4D"), 2: H2}, UP,
              "2H 6H TH 2S JH QH")
@@ -357,19 +369,21 @@ def going_out_by_layoffs() -> Log:
     log.drew("p2")                                                     # 7: TH
     log.disc("p2", "TH")                                               # 8
     log.drew("p0")                                                     # 9: 2S
-    for card, meld in (("5S", 0), ("9S", 1), ("2C", 0), ("2D", 1)):    # 10..13
+    for card, meld in (("5S", 0), ("9S", 1), ("2C", 0)):               # 10..12
         log.off("p0", card, meld)
     return log
 
 
 def case_out_without_discard() -> tuple[Log, int, str, str]:
     log = going_out_by_layoffs()
+    log.off("p0", "2D", 1)
     return log, log.off("p0", "2S", 0), "LV-DISCARD", "went out without a discard"
 
 
 def case_move_after_going_out() -> tuple[Log, int, str, str]:
     log = going_out_by_layoffs()
-    log.off("p0", "2S", 0)
+    log.off("p0", "2D", 1)
+    log.disc("p0", "2S")  # out, cleanly
     return log, log.drew("p1"), "LV-OUT", "after p0 went out"
 
 
@@ -443,9 +457,12 @@ def test_buy_after_window_closed_also_halts_on_the_missing_card() -> None:
 
 
 def test_going_out_ends_the_round_with_the_scores() -> None:
+    """LV-OUT ends the round; LV-SCORE is a definition, so a wrong score claim is C-CLAIM."""
     log = going_out_by_layoffs()
-    log.off("p0", "2S", 0)
+    log.off("p0", "2D", 1)
+    log.disc("p0", "2S")
     rec = log.replay()
+    assert rec.clean, rec.findings
     st = rec.state
     assert isinstance(st, Liverpool)
     assert st.round_result(1) is not None
@@ -456,8 +473,8 @@ def test_going_out_ends_the_round_with_the_scores() -> None:
     assert st.to_act() == [] and st.deal_due() is not None and st.deal_due()["dealer"] == 0  # type: ignore[index]
     log.add("RoundEnded", "system", {"round": 1, "winners": ["p0"], "scores": {**scores, "p2": 100}})
     rec = log.replay()
-    assert [(f.rule, f.kind) for f in rec.findings] == [("LV-DISCARD", "violation"), ("C-CLAIM", "discrepancy")]
-    assert "p2: claimed 100, recomputed 105" in rec.findings[1].message
+    assert [(f.rule, f.kind) for f in rec.findings] == [("C-CLAIM", "discrepancy")]
+    assert "p2: claimed 100, recomputed 105" in rec.findings[0].message
 
 
 def test_two_is_never_natural_and_set_distinct_suits_is_config() -> None:
@@ -487,7 +504,7 @@ def cut_before(round_no: int) -> tuple[Log, int]:
     assert rec.clean and isinstance(rec.state, Liverpool)
     due = rec.state.deal_due()
     assert due is not None and due["round"] == round_no
-    stripped = [{k: v for k, v in e.items() if k not in ("hash", "prev_hash")} for e in prefix]
+    stripped = [{**{k: v for k, v in e.items() if k not in ("hash", "prev_hash")}, "game_id": "lv"} for e in prefix]
     log = Log(list(prefix[0]["payload"]["seats"]), prefix=stripped)
     return log, due["dealer"]
 
@@ -873,6 +890,7 @@ def test_mutation_wrong_stock_card_halts() -> None:
 
 
 def test_mutation_wrong_payout_and_claims() -> None:
+    """The pot payout, a round's LV-SCORE scores and the game's LV-SCORE winners, claimed wrong."""
     events = game5()
     last = max(e["seq"] for e in events if e["type"] == "ChipsTransferred")
     payout = events[last]["payload"]["transfers"][0]

@@ -478,7 +478,7 @@ def test_R5_DISCARD_turn_ends_without_a_discard():
 
 def test_R5_END_the_round_ends_on_an_empty_stock_after_the_discard():
     s = Script(rules={"mode": "rounds", "rounds": 2})
-    last, seq = s.exhaust(["p1", "p2"])
+    last, _ = s.exhaust(["p1", "p2"])
     record = replay(s.log.events)
     assert only(record) == []
     assert last == "p1"  # 27 stock cards: p1 draws the first and the last
@@ -548,7 +548,7 @@ def test_R5_VALUES_aces_and_jokers():
 
 
 def test_R5_VALUES_ace_low_counted_as_eleven_is_a_discrepancy():
-    s, want = values_game(claim_p1=24)
+    s, _ = values_game(claim_p1=24)
     record = replay(s.log.events)
     seq = len(s.log.events) - 1
     assert only(record) == [(seq, "C-CLAIM", "discrepancy")]

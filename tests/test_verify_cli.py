@@ -124,3 +124,12 @@ def test_replay_errors_are_one_line():
         out = run_cli("replay", *args)
         assert out.returncode == 2 and needle in out.stderr.decode()
         assert "Traceback" not in out.stderr.decode()
+
+
+def test_replay_html_writes_a_self_contained_page(tmp_path):
+    page = tmp_path / "dispute.html"
+    out = run_cli("replay", "sample-c-claim", str(CLASSIC / "C-CLAIM.jsonl"), "--html", str(page))
+    assert out.returncode == 0, out.stderr
+    html = page.read_text()
+    assert "C-CLAIM" in html and "sample-c-claim" in html
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html

@@ -106,6 +106,10 @@ POINTS: tuple[int, ...] = tuple(
     for c in range(NCARDS)
 )
 
+#: the sorted cards of two and of three decks (C-DEAL)
+_DECKS: dict[int, list[int]] = {k: sorted(c for _ in range(k) for c in range(52)) for k in (2, 3)}
+_EMPTY = [0] * NCARDS
+
 #: meld error code -> Liverpool rule ID
 MELD_RULE = {
     "run_short": "LV-CONTRACT",
@@ -214,8 +218,33 @@ class Liverpool(CardTable):
         self.moved = False
 
     def expected_deck(self) -> Counter[int]:
-        decks = 2 if len(self.active_seats()) <= 5 else 3
-        return Counter(c for _ in range(decks) for c in range(52))
+        return Counter(_DECKS[self._decks()])
+
+    def _decks(self) -> int:
+        """2 x 52 for up to five players dealt in, 3 x 52 beyond."""
+        return 2 if len(self.active_seats()) <= 5 else 3
+
+    def check_deck(self, deck: list[int]) -> None:
+        """C-DEAL, with a sorted comparison first (the replay's hot path); the base class
+        words the finding when the deck differs."""
+        if sorted(deck) != _DECKS[self._decks()]:
+            super().check_deck(deck)
+
+    def _deal(self, deck: list[int], order: list[int], size: int) -> None:
+        """Deal one card at a time around ``order`` (seat k of the circuit gets the deck's
+        cards k, k + m, k + 2m, ...), turn one up; the rest is the stock."""
+        m = len(order)
+        dealt = m * size
+        if len(deck) < dealt + 1:
+            raise self.ctx.halt("C-DEAL", f"the deck has {len(deck)} cards; the deal needs {dealt + 1}")
+        for hand in self.hands:
+            hand[:] = _EMPTY
+        for k, s in enumerate(order):
+            hand = self.hands[s]
+            for c in deck[k:dealt:m]:
+                hand[c] += 1
+        self.pile = [deck[dealt]]
+        self.stock = deck[:dealt:-1]
 
     # -- rounds ----------------------------------------------------------------------------
     def expected_dealer(self) -> int:
@@ -248,8 +277,7 @@ class Liverpool(CardTable):
         order = [self.next_active(dealer)]
         while len(order) < len(self.active_seats()):
             order.append(self.next_active(order[-1]))
-        size = deal_size(self.round_no)
-        self.deal(deck, order, dict.fromkeys(order, size), "C-DEAL")
+        self._deal(deck, order, deal_size(self.round_no))
         self.in_round = True
         self.melds = []
         self.laid = [False] * self.n
@@ -298,6 +326,9 @@ class Liverpool(CardTable):
     def _enter(self, event: Event) -> int | None:
         """Checks shared by the turn moves (draw, lay down, lay off, discard); returns the
         acting seat, or None when the move cannot be applied."""
+        seat = self.current
+        if seat >= 0 and event["actor"] == self.ctx.seats[seat]:
+            return seat  # the player in turn (in a round, active): the hot path
         seat = self.actor_seat(event)
         if seat is None:
             return None
@@ -337,22 +368,28 @@ class Liverpool(CardTable):
         if seat is None:
             return
         p = event["payload"]
-        cards = parse_cards(p["cards"])
+        codes = p["cards"]
+        cards = [parse_card(codes[0])] if len(codes) == 1 else parse_cards(codes)
         if self.drawn:
             self.ctx.violation("LV-DRAW", f"{self.player(seat)} drew twice in one turn")
         if len(cards) != 1:
             self.ctx.violation("LV-DRAW", f"a draw takes one card, this one took {len(cards)}")
+        hand = self.hands[seat]
         if p["source"] == "stock":
+            stock = self.stock
             for c in cards:
-                self.take_stock(c)
+                if stock and stock[-1] == c:
+                    stock.pop()
+                else:
+                    self.take_stock(c)  # halts (C-HOLD)
+                hand[c] += 1
             if not self.drawn:
                 self.drew_stock = True  # LV-BUY: the live discard may now be bought
         else:
             self.take_pile(cards)
             self.live = False
-        hand = self.hands[seat]
-        for c in cards:
-            hand[c] += 1
+            for c in cards:
+                hand[c] += 1
         self.drawn = True
         self.moved = True
 
@@ -445,7 +482,7 @@ class Liverpool(CardTable):
             self.ctx.violation("LV-LAYOFF", f"{format_card(card)} does not fit table meld {p['meld']}{where}")
         self._lay_off(seat, meld, card, end, value)
         self.moved = True
-        if self.hand_size(seat) == 0:
+        if not any(self.hands[seat]):
             self._go_out(seat, with_discard=False)
 
     def apply_Discarded(self, event: Event) -> None:
@@ -457,10 +494,14 @@ class Liverpool(CardTable):
             self.take_from_hand(seat, card)
             self.pile.append(card)
             return
-        self._need_draw(seat, "discarded")
-        self.take_from_hand(seat, card)
+        if not self.drawn:
+            self._need_draw(seat, "discarded")
+        hand = self.hands[seat]
+        if hand[card] <= 0:
+            self.take_from_hand(seat, card)  # halts (C-HOLD)
+        hand[card] -= 1
         self.pile.append(card)
-        if self.hand_size(seat) == 0:
+        if not any(hand):
             self._go_out(seat, with_discard=True)
             return
         self.live = True

@@ -15,6 +15,9 @@ default applies.
 
 Decisions where RULES.md is silent:
 
+- A game seating fewer than 2 or more than 4 players is LOG-GAME (integrity); the
+  replay still goes on (7 cards each from 3 players up).
+
 - Turns: the first move of a turn must be a ``Drew``; a meld, swap or discard before it
   is R5-DRAW-STOCK, a lay-off before it R5-LAYOFF ("after drawing"). A second draw in a
   turn is R5-DRAW-STOCK. A move by someone not in turn is C-TURN and the turn passes to
@@ -50,6 +53,8 @@ Decisions where RULES.md is silent:
   C-HOLD), after the round has ended it is ignored. Moves after the round has ended by
   the rules are R5-END violations and are ignored until the next ``RoundStarted``.
   ``RoundStarted`` while a round is live is R5-END (the round is dropped unscored).
+- r500 has no clocks, auto-plays, strikes or Fresh: ``AutoPlayed``/``FreshPressed`` are
+  LOG-EVENT. A move after the game has ended is C-TURN.
 - Deals follow the ``dealer`` the platform records (C-DEAL if it is not the one the
   rules give: GameCreated's dealer, then the next active seat each round). A wrong
   ``round`` number is a C-CLAIM discrepancy; ``redeal`` must be 0 (C-DEAL).
@@ -79,7 +84,6 @@ Decisions where RULES.md is silent:
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -979,7 +983,7 @@ def melds_through(hand: Sequence[int], card: int) -> Iterator[tuple[str, list[in
 # --- a simple player (tests and the simulator) ------------------------------------------------
 
 
-def suggest(state: Rummy500, player: str, moves: Sequence[Move], rng: random.Random | None = None) -> Move:
+def suggest(state: Rummy500, player: str, moves: Sequence[Move]) -> Move:
     """A greedy, honest choice among ``moves`` (what ``legal_moves`` offered): take a pile
     card that melds or lays off at once, meld and lay off the most points, swap jokers
     only when that uses a deep draw, discard the least connected, costliest card. It
