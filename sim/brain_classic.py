@@ -30,6 +30,13 @@ from .handeval import COMPLETE, SET_MATES, HandEval
 EVAL = HandEval((JOKER,))
 #: average value a random stock card adds to a hand, by which a pile card is judged
 STOCK_BASELINE = 2.2
+#: gain a discard must bring to be taken (a new meld is worth ~10+ with its partners)
+TAKE_STRONG = 11.0
+TAKE_WEAK = 7.0
+#: a receiver takes his feeder's discard from this gain on
+FED_TAKE = 4.0
+#: a feeder only feeds a card worth at least this much to the receiver
+FEED_GAIN = 8.0
 
 
 def seen_counts(hand: list[int], pile: list[int]) -> list[int]:
@@ -99,12 +106,16 @@ class ClassicBrain:
         seen = seen_counts(hand, st.pile) if strong else None
         gain = EVAL.gain(hand, top, seen)
         if strong:
-            take = gain >= STOCK_BASELINE + 2.0 + 1.5 * skill
+            # a strong player takes a discard that completes or extends a meld (with live
+            # outs counted), not one that merely pairs up: a pickup also tells the table
+            take = gain >= TAKE_STRONG - 2.0 * (skill - 0.55)
         else:
-            # weaker players take anything that pairs up, and sometimes on a whim
-            take = gain >= 2.5 or agent.rng.random() < 0.35 * (1.0 - skill)
+            # weaker players take what looks useful, and sometimes on a whim
+            take = gain >= TAKE_WEAK + 3.0 * skill or agent.rng.random() < 0.12 * (1.0 - skill)
         honest = pile_i if take else stock_i
         difficulty = min(1.0, 0.2 + 0.08 * abs(gain - STOCK_BASELINE))
+        if not take and gain >= FED_TAKE and self._fed(agent, turn):
+            return Decision(pile_i, "card_feeding", difficulty)
         cheat = agent.roll("hidden_card")
         if cheat is not None and st.stock:
             stock_gain = EVAL.gain(hand, st.stock[-1], seen)
@@ -112,6 +123,23 @@ class ClassicBrain:
             if smart != honest:
                 return Decision(smart, "hidden_card", difficulty)
         return Decision(honest, None, difficulty)
+
+    @staticmethod
+    def _fed(agent: Agent, turn: Turn) -> bool:
+        """The pile top was discarded by a feeding partner (the receiver knows it is
+        meant for him and takes it on a weaker fit than he would from a stranger)."""
+        st: Any = turn.state
+        last = getattr(st, "last_discarder", None)
+        if last is None or last < 0:
+            return False
+        who = st.player(last)
+        for mech in ("card_feeding", "multi_account", "chip_dumping"):
+            act = agent.act(mech)
+            if act is not None and (act.role == "receiver" or mech == "multi_account" or (
+                    mech == "card_feeding" and act.role == "feeder" and "multi_account" in agent.acts)) \
+                    and who in agent.partners_seated(mech, st.ctx.seats):
+                return True
+        return False
 
     def _receiver_here(self, agent: Agent, turn: Turn) -> bool:
         return bool(agent.partners_seated("chip_dumping", turn.state.ctx.seats))
@@ -185,7 +213,7 @@ class ClassicBrain:
         """Discard what the partner (seated next) needs most, within what the feeder
         is willing to give up."""
         partner_hand = self.own_hand(turn, partner)
-        best_i, best_gain = -1, 3.0
+        best_i, best_gain = -1, FEED_GAIN
         for i, c in enumerate(cards):
             if cost[i] > max_cost:
                 continue

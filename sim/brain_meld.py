@@ -21,7 +21,7 @@ from typing import Any
 
 from ..events.cards import JOKER, NCARDS, parse_card, parse_cards
 from .agents import Agent, Decision
-from .brain_classic import seen_counts
+from .brain_classic import FED_TAKE, FEED_GAIN, ClassicBrain, seen_counts
 from .driver import Turn
 from .handeval import HandEval
 
@@ -114,7 +114,7 @@ class MeldBrain:
         strong = skill >= 0.55
         seen = seen_counts(hand, st.pile) if strong else None
         stock_i = next((i for i in options if turn.moves[i][1]["source"] == "stock"), None)
-        best_i, best_gain = stock_i, 2.2 + (1.5 * skill if strong else 0.0)
+        best_i, best_gain = stock_i, (11.0 - 2.0 * (skill - 0.55)) if strong else 7.0 + 3.0 * skill
         # a round that drags on: stop fishing in the pile, dig into the stock
         best_gain += max(0, agent.draws_this_round - 12) * 0.6
         for i in options:
@@ -123,12 +123,18 @@ class MeldBrain:
                 continue
             cards = parse_cards(payload["cards"])
             gain = self.eval.gain(hand, cards[0], seen) - 0.6 * (len(cards) - 1)
-            if not strong:
-                gain += agent.rng.random() * 3.0 * (1.0 - skill)
+            if not strong and agent.rng.random() < 0.12 * (1.0 - skill):
+                gain += 10.0
             if gain > best_gain:
                 best_i, best_gain = i, gain
         if best_i is None:
             best_i = options[0]
+        if best_i == stock_i:
+            top = next((i for i in options if len(turn.moves[i][1]["cards"]) == 1
+                        and turn.moves[i][1]["source"] == "discard"), None)
+            if top is not None and ClassicBrain._fed(agent, turn) and self.eval.gain(
+                    hand, parse_card(turn.moves[top][1]["cards"][0]), seen) >= FED_TAKE:
+                return Decision(top, "card_feeding", 0.3)
         difficulty = min(1.0, 0.2 + 0.05 * len(options))
         cheat = agent.roll("hidden_card")
         if cheat is not None and st.stock and stock_i is not None:
@@ -219,7 +225,7 @@ class MeldBrain:
     def _feed(self, turn: Turn, options: list[int], cards: list[int], cost: list[float],
               partner: str, mechanism: str, honest: Decision, max_cost: float) -> Decision:
         ph = self.own_hand(turn, partner)
-        best_i, best_gain = -1, 3.0
+        best_i, best_gain = -1, FEED_GAIN
         for i, c in enumerate(cards):
             if cost[i] > max_cost:
                 continue

@@ -62,6 +62,16 @@ Decisions where RULES.md §3 is silent:
   has no strikes and no bust) is a C-CLAIM discrepancy and is applied.
 - A round's scores cover the players still in the game when it ends; the game's
   totals keep what departed players had scored.
+- A wild laid off on a run (LaidOff or RummyCalled) must name its ``end``; a natural may
+  leave it out when it fits only one end.
+- ``RoundStarted.round`` other than the next round, a redeal number, or a dealer other
+  than the one left of the last is C-DEAL. The replay keeps its own round count (the
+  contract and deal size follow it) and deals from the platform's dealer.
+
+Gap in RULES.md (reported, not invented around): in the all-set rounds (1 and 4) with
+distinct-suit sets, a round can reach a state where nobody can ever go out (everyone
+has laid down, every wild is on the table, and no card held fits any set); §3 gives no
+way to end it. The replay needs none; the simulator abandons such a game.
 """
 
 from __future__ import annotations
