@@ -33,6 +33,9 @@ STOCK_BASELINE = 2.2
 #: gain a discard must bring to be taken (a new meld is worth ~10+ with its partners)
 TAKE_STRONG = 11.0
 TAKE_WEAK = 7.0
+#: discard noise of a skill-0 player (values: ~10 in a meld, ~3-6 in a partial):
+#: near-random at skill 0, none at skill 1
+NOISE = 14.0
 #: a receiver takes his feeder's discard from this gain on
 FED_TAKE = 4.0
 #: a feeder only feeds a card worth at least this much to the receiver
@@ -118,8 +121,9 @@ class ClassicBrain:
             return Decision(pile_i, "card_feeding", difficulty)
         cheat = agent.roll("hidden_card")
         if cheat is not None and st.stock:
+            # he knows the stock top: go there only when it helps more than the pile
             stock_gain = EVAL.gain(hand, st.stock[-1], seen)
-            smart = pile_i if gain > stock_gain + 0.5 else stock_i
+            smart = stock_i if stock_gain >= max(3.0, gain) else pile_i
             if smart != honest:
                 return Decision(smart, "hidden_card", difficulty)
         return Decision(honest, None, difficulty)
@@ -168,7 +172,7 @@ class ClassicBrain:
         values = EVAL.values(hand, seen)
         cards = [parse_card(moves[i][1]["card"]) for i in options]
         rng = agent.rng
-        noise = 6.0 * (1.0 - skill) ** 1.5
+        noise = NOISE * (1.0 - skill) ** 1.5
         seats = st.ctx.seats
         nxt = st.player(st.next_active(st.seat(turn.player)))
         defence = self._defence(agent, nxt) if skill >= 0.65 else None

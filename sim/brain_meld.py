@@ -21,7 +21,7 @@ from typing import Any
 
 from ..events.cards import JOKER, NCARDS, parse_card, parse_cards
 from .agents import Agent, Decision
-from .brain_classic import FED_TAKE, FEED_GAIN, ClassicBrain, seen_counts
+from .brain_classic import FED_TAKE, FEED_GAIN, NOISE, ClassicBrain, seen_counts
 from .driver import Turn
 from .handeval import HandEval
 
@@ -139,8 +139,12 @@ class MeldBrain:
         cheat = agent.roll("hidden_card")
         if cheat is not None and st.stock and stock_i is not None:
             stock_gain = self.eval.gain(hand, st.stock[-1], seen)
+            top = next((i for i in options if len(turn.moves[i][1]["cards"]) == 1
+                        and turn.moves[i][1]["source"] == "discard"), None)
             if best_i != stock_i and stock_gain > best_gain:
                 return Decision(stock_i, "hidden_card", difficulty)
+            if best_i == stock_i and top is not None and stock_gain < 3.0:
+                return Decision(top, "hidden_card", difficulty)
         return Decision(best_i, None, difficulty)
 
     def _put_down(self, agent: Agent, turn: Turn, kinds: list[str]) -> Decision | None:
@@ -181,7 +185,7 @@ class MeldBrain:
         seen = seen_counts(hand, st.pile) if strong else None
         values = self.eval.values(hand, seen)
         cards = [parse_card(moves[i][1]["card"]) for i in options]
-        noise = 6.0 * (1.0 - skill) ** 1.5
+        noise = NOISE * (1.0 - skill) ** 1.5
         rng = agent.rng
         weight = 0.12 * skill
         cost = [values.get(c, 0.0) - weight * self.points[c] + (rng.random() * noise if noise else 0.0)

@@ -106,26 +106,25 @@ def build_world(config: WorldConfig) -> World:
 
 
 def _place_faults(config: WorldConfig, sittings: list[Sitting]) -> None:
-    """Spread ``config.faults`` faults over the games, cycling through the kinds the
-    variants of the world allow."""
+    """Spread ``config.faults`` faults over the games: the kinds the world's variants
+    allow, in turn, each in a random game of a variant that can carry it."""
     if config.faults <= 0:
         return
     rng = random.Random(derive_seed(config.seed, "faults"))
-    slots = [(s.index, k) for s in sittings for k in range(s.n_games)]
-    rng.shuffle(slots)
-    kinds_used: dict[str, int] = {}
-    placed = 0
-    for si, k in slots:
-        if placed >= config.faults:
-            break
-        s = sittings[si]
-        kinds = [f for f in FAULTS_FOR[s.variant] if config.chain or f not in NEEDS_CHAIN]
-        if not kinds:
-            continue
-        kind = min(kinds, key=lambda f: (kinds_used.get(f, 0), f))
-        kinds_used[kind] = kinds_used.get(kind, 0) + 1
-        s.faults[k] = kind
-        placed += 1
+    kinds = sorted({f for s in sittings for f in FAULTS_FOR[s.variant]
+                    if config.chain or f not in NEEDS_CHAIN})
+    free = {(s.index, k) for s in sittings for k in range(s.n_games)}
+    for n in range(config.faults):
+        kind = kinds[n % len(kinds)]
+        slots = sorted(slot for slot in free if kind in FAULTS_FOR[sittings[slot[0]].variant])
+        if not slots:
+            slots = sorted(free)
+            if not slots:
+                return
+            kind = next(f for f in kinds if f in FAULTS_FOR[sittings[slots[0][0]].variant])
+        slot = rng.choice(slots)
+        free.discard(slot)
+        sittings[slot[0]].faults[slot[1]] = kind
 
 
 # -- playing sittings (in workers) ----------------------------------------------------------
