@@ -1,0 +1,431 @@
+"""The scan past one machine: replay + facts as Ray Data ``map_batches`` over the Parquet
+export, then the same aggregations and scoring as the local engine.
+
+ARCHITECTURE.md "Scale": the unit of work is one game, so the map is the same pure
+per-game code the local engine runs (:func:`~rummyguard.fraud.facts.batch_facts_raw` for
+the facts, :func:`~rummyguard.replay.engine.replay` for the findings); everything after
+the map (loading the facts into DuckDB, features, scoring, rings, flags) *is* the local
+code, on the driver, over facts that are small next to the log. Same input, same flags.
+
+Whole games, and why not "one block per file"
+---------------------------------------------
+The export (:mod:`rummyguard.events.export`) puts each game in exactly one file, sorted
+by ``game_id, seq``. It is tempting to map one block per file with ``batch_size=None``,
+but Ray Data does not promise that: a read task reads a *group* of files
+(``np.array_split`` of the fragments over the read parallelism) and yields Arrow batches
+sized from ``DataContext.target_max_block_size`` (128 MiB by default), so one file
+becomes many blocks cut at arbitrary rows and one block can hold the tail of one file
+and the head of another (ray-project/ray#33179: ``num_blocks != len(input_files)``).
+Relying on it would split games silently when a partition grows past a block.
+
+So completeness is *proved*, not assumed. Before the map, the driver counts each
+game's events in the export (one DuckDB pass over the ``game_id`` column: the
+manifest). The map takes whatever block Ray hands it (``batch_size=None``,
+``batch_format="pyarrow"``), groups its rows by game, and processes a game only when
+the block holds all of its events (row count == manifest count; ``(game_id, seq)`` is
+unique in the store, hence in the export). Rows of games a block boundary cut are
+returned untouched (kind ``partial``); the driver gathers them — at most a few games
+per block, since files are sorted by game — and runs the very same function on them
+once reassembled. No game is ever processed from a fragment, and there is no shuffle.
+
+The map runs in an actor pool (a callable class), not in tasks fused with the read: a
+fused read+map runs one *file* per task, so one big partition (a busy variant-day)
+would use one core; separate actors take the blocks of one file in parallel, and each
+actor fetches the manifest once.
+
+Ray is optional (``pip install 'rummyguard[ray]'``): it is imported only when a Ray scan
+runs, and a missing install is one :class:`RayUnavailable` line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..events.export import export_parquet
+from ..events.store import _to_event
+from ..replay.engine import GameRecord, Results, replay
+from ..replay.findings import Finding
+from ..replay.verify import VerifyRun, _check_tables, save_run
+from .facts import SCHEMAS, TABLES, batch_facts_raw
+from .flags import write_flags
+from .pipeline import load_facts, publish_views, write_parquet
+from .scan import ScanResult, score_facts
+
+if TYPE_CHECKING:
+    from ..events.store import EventStore
+    from .models import FraudModel
+
+#: columns the map reads from the export (the raw line is what the local engine maps)
+INPUT_COLUMNS = ["game_id", "seq", "raw", "prev_hash", "hash"]
+#: kinds of the map's output rows besides the fact tables
+GAMES = "games"      # one verification record per game (JSON), for the findings
+PARTIAL = "partial"  # input rows of games a block boundary cut, reassembled on the driver
+#: the map's output: one row per kind per block, the kind's table as Arrow IPC bytes
+OUT_SCHEMA = pa.schema([("kind", pa.string()), ("data", pa.large_binary())])
+_RECORD_SCHEMA = pa.schema([("game_id", pa.string()), ("record", pa.large_binary())])
+
+
+class RayUnavailable(RuntimeError):
+    """Ray (the ``ray`` extra) is not installed."""
+
+
+class ExportMismatch(RuntimeError):
+    """The Parquet export does not hold whole games (it was not written by
+    ``rummyguard export``, or was changed after)."""
+
+
+def require_ray() -> ModuleType:
+    """Import Ray (with Ray Data) or raise :class:`RayUnavailable` in one line."""
+    try:
+        import ray
+        import ray.data
+    except ImportError as exc:
+        raise RayUnavailable(
+            f"the Ray engine needs Ray Data ({exc.name or exc}): pip install 'rummyguard[ray]'"
+        ) from None
+    return ray
+
+
+# --- the per-block function (runs in Ray workers; pure, no Ray import) ---------------------
+
+def game_manifest(con: duckdb.DuckDBPyConnection, parquet_dir: str | Path) -> pa.Table:
+    """``(game_id, n)``: each game's event count in the export, sorted by game_id."""
+    pattern = str(Path(parquet_dir).resolve() / "**" / "*.parquet").replace("'", "''")
+    return con.sql(
+        f"SELECT game_id, count(*) AS n FROM read_parquet('{pattern}', hive_partitioning = false) "
+        f"GROUP BY game_id ORDER BY game_id").to_arrow_table()
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _from_ipc(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+
+def _pack(tables: dict[str, pa.Table]) -> pa.Table:
+    kinds = [k for k, t in tables.items() if t.num_rows]
+    return pa.Table.from_arrays(
+        [pa.array(kinds, pa.string()), pa.array([_ipc(tables[k]) for k in kinds], pa.large_binary())],
+        schema=OUT_SCHEMA)
+
+
+def verification_record(events: list[dict[str, Any]]) -> bytes:
+    """One game's replay verdict as JSON: what ``verify`` keeps of a
+    :class:`~rummyguard.replay.engine.GameRecord`, plus the GameCreated payload the
+    cross-game rule (CL-NEXT) needs."""
+    record = replay(events)
+    first = events[0]
+    created = {**first["payload"], "ts": first["ts"]} if first["type"] == "GameCreated" else None
+    return orjson.dumps({
+        "game_id": record.game_id, "variant": record.variant, "halted": record.halted,
+        "findings": [[f.seq, f.rule, f.kind, f.message] for f in record.findings],
+        "winners": record.results.winners, "net": record.results.net,
+        "scores": record.results.scores, "events_read": record.events_read,
+        "last_seq": record.last_seq, "chained": record.chained, "created": created,
+    })
+
+
+def process_games(rows: pa.Table, *, verify: bool = True) -> dict[str, pa.Table]:
+    """Facts and verification records (empty without ``verify``) of the whole games in
+    ``rows``, which must be sorted by ``game_id, seq`` and hold every event of each game."""
+    ids = rows.column("game_id").to_pylist()
+    raws = rows.column("raw").to_pylist()
+    prevs = rows.column("prev_hash").to_pylist()
+    hashes = rows.column("hash").to_pylist()
+    games: list[list[str]] = []
+    bounds: list[tuple[str, int, int]] = []
+    start = 0
+    for i in range(1, len(ids) + 1):
+        if i == len(ids) or ids[i] != ids[start]:
+            games.append(raws[start:i])
+            bounds.append((ids[start], start, i))
+            start = i
+    out = batch_facts_raw(games) if games else {t: SCHEMAS[t].empty_table() for t in TABLES}
+    # one row per game either way: the driver counts games by it
+    records = [verification_record([_to_event(raws[k], prevs[k], hashes[k]) for k in range(a, b)])
+               if verify else b"" for _, a, b in bounds]
+    out[GAMES] = pa.Table.from_arrays(
+        [pa.array([g for g, _, _ in bounds], pa.string()), pa.array(records, pa.large_binary())],
+        schema=_RECORD_SCHEMA)
+    return out
+
+
+def split_block(block: pa.Table, expected: dict[str, int]) -> tuple[pa.Table, pa.Table]:
+    """(rows of the games ``block`` holds whole, rows of the games it holds in part), each
+    sorted by ``game_id, seq``; ``expected`` maps a game to its event count in the export."""
+    block = block.select(INPUT_COLUMNS).sort_by([("game_id", "ascending"), ("seq", "ascending")])
+    counts = block.group_by("game_id").aggregate([("seq", "count")])
+    whole = []
+    for gid, n in zip(counts.column("game_id").to_pylist(), counts.column("seq_count").to_pylist(),
+                      strict=True):
+        want = expected.get(gid)
+        if want is None or n > want:
+            raise ExportMismatch(f"game {gid!r}: {n} rows in one block, the export's count is {want}")
+        if n == want:
+            whole.append(gid)
+    mask = pc.is_in(block.column("game_id"), value_set=pa.array(whole, pa.string()))
+    return block.filter(mask), block.filter(pc.invert(mask))
+
+
+def expected_counts(manifest: pa.Table, game_ids: pa.Array | pa.ChunkedArray) -> dict[str, int]:
+    """The manifest's event count of each of ``game_ids`` (absent: not in the export)."""
+    mine = manifest.filter(pc.is_in(manifest.column("game_id"), value_set=pc.unique(game_ids)))
+    return dict(zip(mine.column("game_id").to_pylist(), mine.column("n").to_pylist(), strict=True))
+
+
+def map_block(block: pa.Table, manifest: pa.Table, *, verify: bool = True) -> pa.Table:
+    """The map: whole games of ``block`` -> packed fact tables and verification
+    records; the rest -> packed ``partial`` rows for the driver."""
+    whole, partial = split_block(block, expected_counts(manifest, block.column("game_id")))
+    out = process_games(whole, verify=verify)
+    out[PARTIAL] = partial
+    return _pack(out)
+
+
+class GameMapper:
+    """The ``map_batches`` callable class: one per actor, holding the manifest."""
+
+    def __init__(self, manifest: Any, verify: bool) -> None:
+        if not isinstance(manifest, pa.Table):  # an ObjectRef: fetched once per actor
+            import ray
+
+            manifest = ray.get(manifest)
+        self.manifest = manifest
+        self.verify = verify
+
+    def __call__(self, block: pa.Table) -> pa.Table:
+        return map_block(block, self.manifest, verify=self.verify)
+
+
+# --- the driver ----------------------------------------------------------------------------
+
+@dataclass
+class MapOutput:
+    """What the distributed map returns to the driver."""
+
+    tables: dict[str, pa.Table]
+    run: VerifyRun | None
+    games: int
+    blocks: int
+    boundary_games: int
+
+
+def records_to_run(records: pa.Table) -> VerifyRun:
+    """A :class:`VerifyRun` from the map's verification records, with the cross-game
+    rule (CL-NEXT) applied on the driver, exactly as ``verify_games`` does."""
+    run = VerifyRun()
+    for data in records.column("record").to_pylist():
+        d = orjson.loads(data)
+        findings = [Finding(seq, rule, kind, message) for seq, rule, kind, message in d["findings"]]
+        run.records.append(GameRecord(
+            d["game_id"], d["variant"], findings, d["halted"],
+            Results(d["winners"], d["net"], d["scores"]), [], d["events_read"], d["last_seq"],
+            None, d["chained"]))
+        if d["created"] is not None:
+            run.created[d["game_id"]] = d["created"]
+    _check_tables(run)
+    run.records.sort(key=lambda r: r.game_id)
+    return run
+
+
+def _gather(parts: dict[str, list[pa.Table]], kind: str, schema: pa.Schema) -> pa.Table:
+    tables = [t for t in parts.get(kind, []) if t.num_rows]
+    if not tables:
+        return schema.empty_table()
+    # Blocks finish in any order: a stable sort by game restores the local engine's row
+    # order (games in id order, each game's rows as its replay emitted them).
+    return pa.concat_tables(tables).sort_by("game_id")
+
+
+def run_map(ray: ModuleType, parquet_dir: str | Path, manifest: pa.Table, *, verify: bool = True,
+            concurrency: int | None = None, target_block_bytes: int | None = None,
+            progress: bool = False) -> MapOutput:
+    """Run the map over the export on the connected Ray cluster."""
+    ctx = ray.data.DataContext.get_current()
+    saved = (ctx.enable_progress_bars, ctx.target_max_block_size)
+    ctx.enable_progress_bars = progress
+    if target_block_bytes is not None:
+        ctx.target_max_block_size = target_block_bytes
+    try:
+        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        actors = max(1, min(concurrency or cpus, cpus))
+        ds = ray.data.read_parquet(
+            str(Path(parquet_dir).resolve()), columns=INPUT_COLUMNS,
+            num_cpus=0.1,  # reading is light: leave the cores to the replay actors
+        ).map_batches(
+            GameMapper, fn_constructor_kwargs={"manifest": ray.put(manifest), "verify": verify},
+            batch_size=None, batch_format="pyarrow", concurrency=actors,
+            num_cpus=max(0.1, (cpus - 0.1 * actors) / actors),
+        )
+        parts: dict[str, list[pa.Table]] = {}
+        blocks = 0
+        for out in ds.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=0):
+            for kind, data in zip(out.column("kind").to_pylist(), out.column("data").to_pylist(),
+                                  strict=True):
+                parts.setdefault(kind, []).append(_from_ipc(data))
+            blocks += 1
+    finally:
+        ctx.enable_progress_bars, ctx.target_max_block_size = saved
+    # games cut by block boundaries: reassembled here, then the same function
+    boundary = 0
+    if parts.get(PARTIAL):
+        partial = _gather(parts, PARTIAL, parts[PARTIAL][0].schema)
+        expected = expected_counts(manifest, partial.column("game_id"))
+        boundary = len(expected)
+        whole, rest = split_block(partial, expected)
+        if rest.num_rows:
+            missing = rest.column("game_id")[0].as_py()
+            raise ExportMismatch(f"game {missing!r}: the export holds fewer events than it counted")
+        for kind, table in process_games(whole, verify=verify).items():
+            parts.setdefault(kind, []).append(table)
+    tables = {name: _gather(parts, name, SCHEMAS[name]) for name in TABLES}
+    records = _gather(parts, GAMES, _RECORD_SCHEMA)
+    run = records_to_run(records) if verify else None
+    games = pc.count_distinct(records.column("game_id")).as_py()
+    if games != records.num_rows:
+        raise ExportMismatch("a game was processed twice: the export repeats a game across files")
+    return MapOutput(tables, run, games, blocks, boundary)
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None,
+                object_store_memory: int | None = None) -> Iterator[ModuleType]:
+    """Ray, connected: to ``address`` (a running cluster, or ``"auto"``), to the session
+    this process already has, or to a local one started here (and shut down after)."""
+    ray = require_ray()
+    started = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                  "configure_logging": False}
+        if address is None:
+            kwargs.update(num_cpus=num_cpus, object_store_memory=object_store_memory)
+        ray.init(address=address, **kwargs)
+        started = True
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+@dataclass
+class RayScanResult(ScanResult):
+    """A :class:`~rummyguard.fraud.scan.ScanResult` plus what the map's replay verified."""
+
+    run: VerifyRun | None = None
+    blocks: int = 0
+    boundary_games: int = 0
+    engine: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        out = super().summary()
+        if self.run is not None:
+            out["verify"] = self.run.summary()
+        out["engine"] = {"name": "ray", "blocks": self.blocks, "boundary_games": self.boundary_games,
+                         **self.engine}
+        return out
+
+
+def scan_parquet_ray(
+    parquet_dir: str | Path, *, con: duckdb.DuckDBPyConnection | None = None,
+    address: str | None = None, num_cpus: int | None = None, model: FraudModel | None = None,
+    threshold: float = 0.5, verify: bool = True, parquet_out: str | Path | None = None,
+    concurrency: int | None = None, target_block_bytes: int | None = None,
+    object_store_memory: int | None = None, progress: bool = False,
+) -> RayScanResult:
+    """Scan a ``rummyguard export --parquet`` directory on Ray.
+
+    The facts, the ``fraud.*`` tables, the views and the flags are written to ``con``
+    exactly as :func:`~rummyguard.fraud.scan.scan_store` writes them (an in-memory
+    DuckDB when ``con`` is None); with ``verify`` the replay's findings are saved too
+    (``store.replay_*``, views ``findings`` and ``player_games``, as ``rummyguard verify``
+    does). ``address`` connects to a running cluster (each node needs
+    ``pip install 'rummyguard[ray]'``); without it a local Ray with ``num_cpus`` starts and
+    stops here, unless this process is already connected.
+    """
+    t0 = time.perf_counter()
+    if not Path(parquet_dir).is_dir():
+        raise FileNotFoundError(f"no Parquet export at {parquet_dir}")
+    con = con if con is not None else duckdb.connect()
+    manifest = game_manifest(con, parquet_dir)
+    t1 = time.perf_counter()
+    with ray_session(address, num_cpus, object_store_memory) as ray:
+        t2 = time.perf_counter()
+        mapped = run_map(ray, parquet_dir, manifest, verify=verify, concurrency=concurrency,
+                         target_block_bytes=target_block_bytes, progress=progress)
+        cpus = ray.cluster_resources().get("CPU", 0)
+    t3 = time.perf_counter()
+    if mapped.games != manifest.num_rows:
+        raise ExportMismatch(f"the map returned {mapped.games} games, the export holds "
+                             f"{manifest.num_rows}")
+    tables = mapped.tables
+    load_facts(con, tables)
+    publish_views(con)
+    if mapped.run is not None:
+        save_run(con, mapped.run)
+    if parquet_out is not None:
+        write_parquet(tables, parquet_out)
+    t4 = time.perf_counter()
+    players, pairs, _ps, _qs, flags = score_facts(con, model, threshold=threshold)
+    t5 = time.perf_counter()
+    write_flags(con, flags)
+    t6 = time.perf_counter()
+    return RayScanResult(
+        games=mapped.games, players=players.height, pairs=pairs.height, flags=flags,
+        timings={"manifest": t1 - t0, "ray_start": t2 - t1, "replay_facts": t3 - t2,
+                 "write_facts": t4 - t3, "features_scoring": t5 - t4, "write_flags": t6 - t5,
+                 "total": t6 - t0},
+        fact_rows={k: v.num_rows for k, v in tables.items()},
+        run=mapped.run, blocks=mapped.blocks, boundary_games=mapped.boundary_games,
+        engine={"cpus": cpus, "address": address or "local"},
+    )
+
+
+def scan_store_ray(store: EventStore, *, parquet_in: str | Path | None = None,
+                   **kwargs: Any) -> RayScanResult:
+    """``rummyguard scan --engine ray``: scan the store's games on Ray, writing the
+    results into the store. The map reads ``parquet_in`` (an existing export of this
+    store, e.g. on storage the cluster sees) or, without it, a fresh export into a
+    temporary directory (fine for a local Ray; a remote cluster needs a shared path)."""
+    if parquet_in is not None:
+        return scan_parquet_ray(parquet_in, con=store.con, **kwargs)
+    with tempfile.TemporaryDirectory(prefix="rummyguard-export-") as tmp:
+        export_parquet(store.con, tmp, overwrite=True)
+        return scan_parquet_ray(tmp, con=store.con, **kwargs)
+
+
+__all__ = [
+    "ExportMismatch",
+    "GameMapper",
+    "RayScanResult",
+    "RayUnavailable",
+    "expected_counts",
+    "game_manifest",
+    "map_block",
+    "process_games",
+    "ray_session",
+    "records_to_run",
+    "require_ray",
+    "run_map",
+    "scan_parquet_ray",
+    "scan_store_ray",
+    "split_block",
+    "verification_record",
+]
