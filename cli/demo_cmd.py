@@ -9,17 +9,26 @@ with a note, so the demo always runs.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .common import DbOption, console, db_path, fail
+from .common import DbOption, console, db_path, err_console, fail
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "tests" / "data"
+
+@contextmanager
+def _bar(label: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr; yields ``advance_to(done)``."""
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda done: bar.update(task, completed=done)
 
 
 def demo(
@@ -44,17 +53,22 @@ def demo(
 
 
 def _simulate(out: Path, games: int, seed: int) -> tuple[list[Path], Path | None]:
-    try:
-        from ..sim import world  # noqa: F401 - the simulator, once it exists
-    except ImportError:
-        console.print("[yellow]simulator not available: using the sample logs in tests/data[/]")
-        return sorted((SAMPLES / "sample").glob("*.jsonl")) + sorted((SAMPLES / "classic").glob("*.jsonl")), None
-    from ..sim.world import simulate_to_files
+    """A small world over every variant the simulator plays, with fraud and faults."""
+    import os
+
+    from ..sim.world import WorldConfig, available_variants, build_world, dumps_labels, run_world
 
     log = out / "world.jsonl"
     labels = out / "labels.json"
-    with console.status(f"simulating {games} games (seed {seed})"):
-        simulate_to_files(games=games, seed=seed, out=log, labels=labels, faults=6)
+    config = WorldConfig(games=games, seed=seed, variants=tuple(available_variants()),
+                         fraud_rate=0.03, faults=6, workers=os.cpu_count() or 1)
+    world = build_world(config)
+    with log.open("wb") as handle, _bar("simulate", world.games) as advance:
+        doc = run_world(world, handle.write, lambda done, _events: advance(done))
+    labels.write_bytes(dumps_labels(doc))
+    console.print(f"simulated {world.games:,} games ({', '.join(config.variants)}), "
+                  f"{len({m['player_id'] for m in doc['mechanisms']})} accounts in planted fraud, "
+                  f"{len(doc['faults'])} platform faults -> {log}", highlight=False)
     return [log], labels
 
 
