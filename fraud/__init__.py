@@ -1,1 +1,2 @@
-"""rummyguard.fraud"""
+"""rummyguard.fraud: replay facts -> features -> models -> rings -> flags, and the honest
+evaluation of all of it (docs/fraud.md, DETECTION.md)."""

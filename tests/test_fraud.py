@@ -347,3 +347,25 @@ def test_metrics_known_values() -> None:
     m = metrics(y, s, boots=50)
     assert m["pr_auc"] == pytest.approx((1 / 1 + 2 / 4) / 2)
     assert m["positives"] == 2 and len(m["pr_auc_ci"]) == 2
+
+
+def test_hand_measures() -> None:
+    from rummyguard.events.cards import parse_cards
+    from rummyguard.fraud.handeval import meld_distance
+
+    def hand(cards: list[str]) -> list[int]:
+        h = [0] * 53
+        for c in parse_cards(cards):
+            h[c] += 1
+        return h
+
+    h = hand(["5H", "6H", "7H", "KS", "KD", "2C", "9D"])
+    g = gain_vector(h, FAM)
+    assert g[parse_card("KC")] == 2 and g[parse_card("8H")] == 2  # complete a set / extend a run
+    assert g[parse_card("2D")] == 1 and g[parse_card("JC")] == 0  # a pair / nothing
+    assert g[parse_card("5H")] == 0 and g[52] == 2  # a held duplicate / the joker
+    assert meld_distance(h, FAM) == 4  # 5H6H7H melded; KS KD 2C 9D left
+    assert meld_distance(hand(["5H", "6H", "7H", "KS", "KD", "2C", "9D", "JK"]), FAM) == 2
+    assert meld_distance(hand(["QH", "KH", "AH", "AS", "2S", "3S"]), FAM) == 0  # ace high and low
+    liverpool = FAMILIES["liverpool"]
+    assert meld_distance(hand(["5H", "6H", "7H"]), liverpool) == 3  # runs need 4 there
