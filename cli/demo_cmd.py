@@ -90,13 +90,18 @@ def _verify(path: Path) -> Any:
 
 
 def _scan(path: Path) -> list[dict[str, Any]]:
-    try:
-        from ..fraud.scan import scan_store
-    except ImportError:
-        console.print("[yellow]fraud scan not available yet: skipped[/]")
-        return []
-    with console.status("scanning for fraud"):
-        return scan_store(path)
+    """The nightly scan on the demo store; returns the flags, best first."""
+    import orjson
+
+    from ..events.store import EventStore
+    from ..fraud.scan import scan_store
+
+    with EventStore.open(path) as store, console.status("scanning for fraud (replay + facts)"):
+        result = scan_store(store)
+    rows = result.flags.to_dicts()
+    for row in rows:
+        row["evidence"] = [(e["game_id"], e["seq"]) for e in orjson.loads(row["evidence"] or "[]")]
+    return rows
 
 
 def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: Any, out: Path,
@@ -119,13 +124,19 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
         for rule, n in summary["findings_by_rule"].items():
             table.add_row(rule, str(n))
         console.print(table)
+    if counts["quarantine"]:
+        console.print(f"{counts['quarantine']:,} line(s) quarantined with their reason, nothing lost: "
+                      "rummyguard sql \"SELECT reason, count(*) FROM quarantine GROUP BY 1\"")
     if flags:
-        table = Table(title="Top fraud flags")
-        for col in ("subject", "score", "mechanism", "evidence"):
+        truth = _planted_groups(labels)
+        table = Table(title="Top fraud flags (open the evidence with rummyguard replay GAME --at SEQ)")
+        for col in ("subject", "score", "likely mechanism", "evidence (game@seq)", "planted (truth)"):
             table.add_column(col, overflow="fold")
         for f in flags[:10]:
             evidence = ", ".join(f"{g}@{s}" for g, s in f.get("evidence", [])[:3])
-            table.add_row(str(f["subject"]), f"{f['score']:.2f}", str(f.get("mechanism", "")), evidence)
+            planted = sorted(set.intersection(*(truth.get(p, set()) for p in f["players"])))
+            table.add_row(str(f["subject"]), f"{f['score']:.2f}", str(f.get("mechanism", "")), evidence,
+                          ", ".join(m for m, _ in planted) or "-")
         console.print(table)
     dispute = _most_interesting(run)
     if dispute is not None:
@@ -141,6 +152,18 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
             target.write_text(render_html(events), encoding="utf-8")
             console.print(f"HTML replay of the most interesting dispute ({dispute.game_id}): {target}")
     console.print(f"done in {seconds:.1f} s. Try: rummyguard sql \"SELECT rule, count(*) FROM findings GROUP BY 1\"")
+
+
+def _planted_groups(labels: Path | None) -> dict[str, set[tuple[str, str]]]:
+    """player -> {(mechanism, group)} from the simulator's labels (the demo's ground truth)."""
+    if labels is None or not labels.exists():
+        return {}
+    import orjson
+
+    out: dict[str, set[tuple[str, str]]] = {}
+    for row in orjson.loads(labels.read_bytes())["mechanisms"]:
+        out.setdefault(row["player_id"], set()).add((row["mechanism"], row["group_id"]))
+    return out
 
 
 def _most_interesting(run: Any) -> Any:

@@ -42,10 +42,16 @@ def _world(source: list[Path], labels: Path, workers: int) -> Any:
 
 
 def eval_(
-    train: list[Path] = typer.Option(..., "--train", help="The training world: JSONL logs or a .duckdb store."),
-    train_labels: Path = typer.Option(..., "--train-labels", help="The training world's labels JSON."),
     test: list[Path] = typer.Option(..., "--test", help="The held-out world (another seed)."),
     test_labels: Path = typer.Option(..., "--test-labels", help="The held-out world's labels JSON."),
+    train: list[Path] | None = typer.Option(
+        None, "--train", help="The training world: JSONL logs or a .duckdb store.", show_default=False),
+    train_labels: Path | None = typer.Option(None, "--train-labels",
+                                             help="The training world's labels JSON.",
+                                             show_default=False),
+    model_path: Path | None = typer.Option(
+        None, "--model", help="Score the test world with this saved model instead of training "
+        "(no leave-one-mechanism-out without --train).", show_default=False),
     save_model: Path | None = typer.Option(None, "--save-model", help="Write the trained model here.",
                                            show_default=False),
     report: Path | None = typer.Option(None, "--report", help="Write the report tables (Markdown) here.",
@@ -57,13 +63,27 @@ def eval_(
 ) -> None:
     """Train on one simulated world, score a held-out one, and report per mechanism:
     PR-AUC, precision@10/50/100, recall at 1% FPR (bootstrap CIs), detection vs intensity
-    and games played, leave-one-mechanism-out, and two naive baselines."""
+    and games played, leave-one-mechanism-out, two naive baselines, found groups vs
+    labelled groups, and the share of flag evidence that is planted."""
     from ..fraud.evaluate import evaluate, render_markdown
-    from ..fraud.models import FraudModel
+    from ..fraud.models import FraudModel, ModelError, load_model
 
-    tr = _world(train, train_labels, workers)
+    if (train is None) != (train_labels is None):
+        fail("give --train and --train-labels together")
+    if not train and model_path is None:
+        fail("give a training world (--train, --train-labels) or a saved model (--model)")
+    model = None
+    if model_path is not None:
+        try:
+            model = load_model(model_path)
+        except ModelError as exc:
+            fail(str(exc))
+    tr = _world(train, train_labels, workers) if train and train_labels else None
     te = _world(test, test_labels, workers)
-    model = FraudModel().fit(tr.players, tr.pairs, tr.truth.player_pos, tr.truth.pair_pos)
+    if model is None:
+        assert tr is not None
+        model = FraudModel().fit(tr.players, tr.pairs, tr.truth.player_pos, tr.truth.pair_pos)
+        model.trained_on["world"] = {"seed": tr.truth.seed, "players": tr.players.height}
     result = evaluate(tr, te, boots=boots, lomo=lomo, model=model)
     if save_model is not None:
         model.save(save_model)

@@ -17,7 +17,17 @@ The protocol (issue 8, "Honest evaluation"):
   played (subjects binned by games, or shared games for pairs);
 - leave-one-mechanism-out: the ``any`` model is refitted without mechanism m (its
   positives dropped from training), then scored on the test world's m positives
-  against honest subjects; chance = their prevalence.
+  against honest subjects; chance = their prevalence;
+- rings: the groups the scan finds (Louvain communities of the suspicious-link graph at
+  the scan's threshold, pairs included) against the labelled groups: a found group
+  *matches* a labelled one when their Jaccard overlap is >= 0.5; reported as group
+  recall (labelled groups matched), precision (found groups that match one), purity
+  (share of a found group's members in its best labelled group), separately for
+  labelled groups of 2 and of >= 3 members;
+- evidence precision: the flags the scan writes on the test world (model, threshold
+  0.5); for each, the share of its evidence moves ``(game_id, seq)`` that are labelled
+  planted events of the flagged players — over the flags whose subject is a true
+  positive, per named mechanism.
 """
 
 from __future__ import annotations
@@ -28,12 +38,15 @@ from typing import Any
 
 import duckdb
 import numpy as np
+import orjson
 import polars as pl
 from sklearn.metrics import average_precision_score
 
 from .features import pair_features, player_features
+from .flags import build_flags
 from .labels import Truth
-from .models import MECHANISMS, FraudModel, level_of
+from .models import MECHANISMS, PAIR_MECHANISMS, FraudModel, level_of
+from .rings import build_graph, find_rings
 
 KS = (10, 50, 100)
 
@@ -145,10 +158,13 @@ def _bins(values: np.ndarray, edges: list[float], labels: list[str]) -> list[str
     return out
 
 
-def evaluate(train: World, test: World, *, boots: int = 200, lomo: bool = True,
+def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool = True,
              model: FraudModel | None = None) -> dict[str, Any]:
-    """The full report (a JSON-able dict); ``model`` = an already fitted one (else fit)."""
+    """The full report (a JSON-able dict); ``model`` = an already fitted one (else fit on
+    ``train``; without a training world there is no leave-one-mechanism-out)."""
     if model is None:
+        if train is None:
+            raise ValueError("evaluate needs a training world or a fitted model")
         model = FraudModel().fit(train.players, train.pairs, train.truth.player_pos,
                                  train.truth.pair_pos)
     pscore, qscore = model.predict(test.players, test.pairs)
@@ -164,8 +180,10 @@ def evaluate(train: World, test: World, *, boots: int = 200, lomo: bool = True,
         "test_world": {"players": len(pids), "pairs": len(pkeys), "seed": truth.seed,
                        "fraud_players": len(truth.fraud_players()),
                        "fraud_share": len(truth.fraud_players()) / max(len(pids), 1)},
-        "train_world": {"players": train.players.height, "pairs": train.pairs.height,
-                        "seed": train.truth.seed, "positives": model.trained_on},
+        "train_world": {"players": train.players.height if train else None,
+                        "pairs": train.pairs.height if train else None,
+                        "seed": train.truth.seed if train else model.trained_on.get("world", {}).get("seed"),
+                        "positives": model.trained_on},
         "mechanisms": {},
     }
     for m in MECHANISMS:
@@ -220,7 +238,9 @@ def evaluate(train: World, test: World, *, boots: int = 200, lomo: bool = True,
                 entry["player_level"] = metrics(np.array([p in ppos for p in pids]),
                                                 joined.get_column(m).fill_null(0).to_numpy(), boots)
         report["mechanisms"][m] = entry
-    if lomo:
+    report["rings"] = ring_metrics(test, qscore)
+    report["evidence"] = evidence_precision(test, pscore, qscore)
+    if lomo and train is not None:
         report["leave_one_out"] = leave_one_out(train, test, boots=boots)
     return report
 
@@ -255,6 +275,95 @@ def leave_one_out(train: World, test: World, boots: int = 200) -> dict[str, Any]
         entry["chance_pr_auc"] = float(y.mean())
         out[m] = entry
     return out
+
+
+# -- rings and evidence ---------------------------------------------------------------------------
+def _links(pairs: pl.DataFrame, qscore: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    mechs = [m for m in PAIR_MECHANISMS if m in qscore.columns]
+    link = qscore.select(["p1", "p2", pl.max_horizontal(mechs).alias("link")]) if mechs else \
+        qscore.select(["p1", "p2", pl.col("anomaly").alias("link")])
+    shared = pairs.select(["p1", "p2", "shared_devices"]).filter(pl.col("shared_devices") > 0)
+    return link, shared
+
+
+def ring_metrics(test: World, qscore: pl.DataFrame, threshold: float = 0.5) -> dict[str, Any]:
+    """Found groups (communities of >= 2 at ``threshold``) vs the labelled groups."""
+    link, shared = _links(test.pairs, qscore)
+    found = find_rings(build_graph(link, "link", threshold, shared), min_size=2)
+    seated = set(test.players.get_column("player").to_list())
+    labelled = {k: v & seated for k, v in test.truth.groups.items()
+                if level_of(k[0]) == "pair" and len(v & seated) >= 2}
+    # one person's accounts are also a feeding group with the same members: count a
+    # member set once
+    by_members: dict[frozenset[str], list[str]] = {}
+    for (mech, _gid), members in sorted(labelled.items()):
+        by_members.setdefault(frozenset(members), []).append(mech)
+
+    def jac(a: set[str], b: frozenset[str]) -> float:
+        return len(a & b) / len(a | b)
+
+    out: dict[str, Any] = {"threshold": threshold, "found": len(found),
+                           "labelled": len(by_members)}
+    matches = []
+    for ring in found:
+        members = set(ring.members)
+        best = max(by_members, key=lambda g: (jac(members, g), sorted(g)), default=None)
+        j = jac(members, best) if best is not None else 0.0
+        purity = len(members & best) / len(members) if best is not None else 0.0
+        matches.append((ring, j, purity))
+    out["precision"] = float(np.mean([j >= 0.5 for _, j, _ in matches])) if matches else float("nan")
+    out["purity"] = float(np.mean([p for _, _, p in matches])) if matches else float("nan")
+    ranked = sorted(matches, key=lambda m: (-m[0].score, m[0].members))
+    for k in KS:
+        top = ranked[:k]
+        out[f"p_at_{k}"] = float(np.mean([j >= 0.5 for _, j, _ in top])) if top else float("nan")
+    for label, sizes in (("pairs", (2, 2)), ("rings", (3, 99))):
+        groups = [g for g in by_members if sizes[0] <= len(g) <= sizes[1]]
+        hit = [g for g in groups
+               if any(jac(set(r.members), g) >= 0.5 for r, _, _ in matches)]
+        out[f"recall_{label}"] = len(hit) / len(groups) if groups else float("nan")
+        out[f"labelled_{label}"] = len(groups)
+    return out
+
+
+def evidence_precision(test: World, pscore: pl.DataFrame, qscore: pl.DataFrame,
+                       threshold: float = 0.5) -> dict[str, Any]:
+    """Share of the evidence moves of the scan's flags that are labelled planted events
+    of the flagged players (true-positive subjects; per named mechanism)."""
+    link, shared = _links(test.pairs, qscore)
+    rings = find_rings(build_graph(link, "link", threshold, shared))
+    flags = build_flags(test.con, test.players, test.pairs, pscore, qscore, rings,
+                        supervised=True, threshold=threshold)
+    truth = test.truth
+    fraud = truth.fraud_players()
+    per: dict[str, dict[str, Any]] = {}
+    for row in flags.iter_rows(named=True):
+        players = list(row["players"])
+        mech = row["mechanism"]
+        if row["subject_kind"] == "player":
+            tp = players[0] in truth.player_pos.get(mech, set())
+        elif row["subject_kind"] == "pair":
+            key = (players[0], players[1])
+            tp = key in truth.pair_pos.get(mech, set())
+        else:
+            tp = all(p in fraud for p in players)
+        e = per.setdefault(mech, {"flags": 0, "true_subjects": 0, "evidence": 0, "planted": 0,
+                                  "with_evidence": 0})
+        e["flags"] += 1
+        if not tp:
+            continue
+        e["true_subjects"] += 1
+        ev = orjson.loads(row["evidence"])
+        if ev:
+            e["with_evidence"] += 1
+        subject = set(players)
+        for item in ev:
+            e["evidence"] += 1
+            e["planted"] += bool(truth.planted_by.get((item["game_id"], int(item["seq"])), set())
+                                 & subject)
+    for e in per.values():
+        e["precision"] = e["planted"] / e["evidence"] if e["evidence"] else float("nan")
+    return {"flags": flags.height, "by_mechanism": dict(sorted(per.items()))}
 
 
 # -- the report as Markdown -----------------------------------------------------------------------
@@ -311,6 +420,30 @@ def render_markdown(report: dict[str, Any]) -> str:
         for lab, x in e.get("by_games", {}).items():
             lines.append(f"| {m} | {lab} | {x['positives']} / {x['n']} | {_f(x['pr_auc'])} | "
                          f"{_f(x['recall_at_1pct_fpr'])} |")
+    if "rings" in report:
+        r = report["rings"]
+        lines.append("")
+        lines.append(f"Groups found (Louvain communities of >= 2 at link score >= {r['threshold']}, "
+                     "plus shared devices) vs labelled collusion groups (match = Jaccard >= 0.5):")
+        lines.append("")
+        lines.append("| found | labelled | precision | purity | P@10 | P@50 | recall (pairs) | "
+                     "recall (rings >= 3) |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        lines.append(f"| {r['found']} | {r['labelled']} | {_f(r['precision'])} | {_f(r['purity'])} | "
+                     f"{_f(r['p_at_10'], 2)} | {_f(r['p_at_50'], 2)} | {_f(r['recall_pairs'])} "
+                     f"({r['labelled_pairs']}) | {_f(r['recall_rings'])} ({r['labelled_rings']}) |")
+    if "evidence" in report:
+        lines.append("")
+        lines.append(f"Evidence precision ({report['evidence']['flags']} flags at model score >= 0.5; "
+                     "share of the evidence moves of true-positive flags that are labelled planted "
+                     "events of the flagged players):")
+        lines.append("")
+        lines.append("| mechanism named | flags | true subjects | with evidence | evidence moves | "
+                     "planted | precision |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for m, e in report["evidence"]["by_mechanism"].items():
+            lines.append(f"| {m} | {e['flags']} | {e['true_subjects']} | {e['with_evidence']} | "
+                         f"{e['evidence']} | {e['planted']} | {_f(e['precision'])} |")
     if "leave_one_out" in report:
         lines.append("")
         lines.append("Leave one mechanism out (the `any` model trained without it; its test "
@@ -327,4 +460,5 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["KS", "World", "evaluate", "leave_one_out", "metrics", "render_markdown"]
+__all__ = ["KS", "World", "evaluate", "evidence_precision", "leave_one_out", "metrics",
+           "render_markdown", "ring_metrics"]

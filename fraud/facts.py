@@ -8,8 +8,13 @@ tables (columns are documented in docs/fraud.md):
 ``moves``         one row per player decision (and per auto-play): think time, hand
                   size, meld distance before the move, a decision-difficulty proxy.
 ``discards``      one row per (discard, other active seat): the card's meld gain to
-                  that seat's hidden hand, the mean gain of the discarder's other options
-                  to the same seat (the comparable situation), whether that seat took it.
+                  that seat's hidden hand; the mean gain to the same seat of all the
+                  discarder's options (``alt_gain``) and of the options that were worth
+                  exactly as much to the discarder himself (``tie_alt``, ``tie_n``: the
+                  comparable situation — a free choice between equally useless cards);
+                  the same two measured against what the seat is *publicly* known to hold
+                  (the pile cards he took and still holds: ``pub_gain``, ``pub_tie_alt``,
+                  ``pub_flat``); whether that seat took it.
 ``pickups``       one row per draw: the gain of what was taken, of the visible pile top,
                   and of the hidden stock top (the option no honest player can see).
 ``player_games``  one row per seated player: seat, result, net chips, deal strength,
@@ -17,10 +22,18 @@ tables (columns are documented in docs/fraud.md):
 ``chip_flows``    pot-mediated flows attributed from each loser to each winner
                   (in proportion to the winners' gains), plus direct player transfers.
 ``sessions``      PlayerConnected/Disconnected with device and IP hashes.
+``round_ends``    one row per (round end, seated player): who ended the round (the
+                  player whose move ended it), and every player's cards and points left
+                  — the going-out timing of soft play (ending a round while a partner
+                  holds many points is what a colluder avoids).
 
 The per-game function is pure and picklable (a module-level function of plain data),
 so it runs unchanged under a process pool or Ray ``map_batches``: :func:`batch_facts`
 maps a list of games to one Arrow table per kind.
+
+Cost: the hand measures are integer bit masks (:mod:`.handeval`), cached per hand
+content, so each seat's gain masks are computed once per change of his hand; the
+per-discard work is a few popcounts per seat, not a pass over 53 cards.
 """
 
 from __future__ import annotations
@@ -28,14 +41,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
 import orjson
 import pyarrow as pa
 
-from ..events.cards import JOKER, NCARDS, parse_card
+from ..events.cards import parse_card
 from ..events.timestamps import ts_millis
 from ..replay.engine import GameEngine
-from .handeval import Family, family_of, gain_vector, is_wild, meld_distance
+from .handeval import Family, family_of, gain_of, gain_sum, hand_masks, masks_gain, meld_distance, own_values
 
 Event = dict[str, Any]
 
@@ -52,7 +64,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("game_id", pa.string()), ("seq", pa.int32()), ("player", pa.string()),
         ("target", pa.string()), ("offset", pa.int8()), ("card", pa.int8()),
         ("gain", pa.int8()), ("alt_gain", pa.float32()), ("keep_gain", pa.int8()),
-        ("taken", pa.bool_()),
+        ("tie_alt", pa.float32()), ("tie_n", pa.int8()), ("pub_gain", pa.int8()),
+        ("pub_tie_alt", pa.float32()), ("pub_flat", pa.bool_()), ("taken", pa.bool_()),
     ]),
     "pickups": pa.schema([
         ("game_id", pa.string()), ("seq", pa.int32()), ("player", pa.string()),
@@ -78,7 +91,16 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("event", pa.string()), ("ts_ms", pa.int64()), ("ip_hash", pa.string()),
         ("device_hash", pa.string()), ("client", pa.string()),
     ]),
+    "round_ends": pa.schema([
+        ("game_id", pa.string()), ("seq", pa.int32()), ("round", pa.int16()),
+        ("variant", pa.string()), ("ender", pa.string()), ("player", pa.string()),
+        ("cards_left", pa.int16()), ("points_left", pa.int16()),
+    ]),
 }
+
+#: points a card left in hand costs, the same for every meld variant (2-9: 5, T-K: 10,
+#: aces and wild cards: 15) — a variant-neutral "how much is he holding"
+_POINTS = [5 if c // 4 < 8 else (10 if c // 4 < 12 else 15) for c in range(52)] + [15]
 
 TABLES = tuple(SCHEMAS)
 
@@ -88,8 +110,8 @@ _MOVE_TYPES = frozenset({
     "FreshPressed", "Bought", "RummyCalled", "WidowBought", "CardPlayed", "PokerHandDeclared",
     "PlayerLeft",
 })
-_HAND_CHANGERS = frozenset({"Drew", "Discarded", "Melded", "LaidDown", "LaidOff",
-                            "JokerSwapped", "DeclaredRummy", "Bought", "RummyCalled"})
+#: moves whose "hand before" is rebuilt and measured (the others: hand size only)
+_REBUILD = frozenset({"Drew", "Discarded", "AutoPlayed", "FreshPressed", "DeclaredRummy"})
 
 
 class Sink:
@@ -112,6 +134,27 @@ class Sink:
         return out
 
 
+Masks = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+class _HandInfo:
+    """What the facts need of one hand content, computed once: natural rank masks,
+    wild count, gain masks (what each card would add), own card values (lazily)."""
+
+    __slots__ = ("fam", "gain", "nat", "own", "wild")
+
+    def __init__(self, hand: list[int], fam: Family) -> None:
+        self.fam = fam
+        self.nat, self.wild = hand_masks(hand, fam)
+        self.gain: Masks = masks_gain(self.nat, fam)
+        self.own: dict[int, int] | None = None
+
+    def values(self) -> dict[int, int]:
+        if self.own is None:
+            self.own = own_values(self.nat, self.fam)
+        return self.own
+
+
 class _Observer:
     """Folds the hidden state after each event into fact rows for one game."""
 
@@ -121,13 +164,15 @@ class _Observer:
         self.variant = ""
         self.fam: Family | None = None
         self.seats: list[str] = []
+        self.seat_index: dict[str, int] = {}
         self.prev_ts = 0
         self.pile_top: int | None = None
         self.pile_from: str = ""
         self.stock_top: int | None = None
         self.turns: dict[str, int] = {}
-        self.gain_cache: dict[tuple[int, ...], np.ndarray] = {}
+        self.info_cache: dict[tuple[int, ...], _HandInfo] = {}
         self.dist_cache: dict[tuple[int, ...], int] = {}
+        self.public: list[dict[int, int]] = []  # per seat: cards he took from the pile
         self.last_discard_rows: dict[str, int] = {}  # target -> row index of the last discard
         self.last_discard_seq = -1
         self.deal_dists: dict[str, list[int]] = {}
@@ -139,18 +184,19 @@ class _Observer:
         self.start_ms = 0
         self.table_id = ""
         self.stake = 0
+        self.in_round = False
 
     # -- helpers --------------------------------------------------------------------------
-    def gains(self, hand: list[int]) -> np.ndarray:
+    def info(self, hand: list[int]) -> _HandInfo:
         key = tuple(hand)
-        g = self.gain_cache.get(key)
-        if g is None:
+        h = self.info_cache.get(key)
+        if h is None:
             assert self.fam is not None
-            g = gain_vector(hand, self.fam)
-            if len(self.gain_cache) > 256:
-                self.gain_cache.clear()
-            self.gain_cache[key] = g
-        return g
+            h = _HandInfo(hand, self.fam)
+            if len(self.info_cache) > 512:
+                self.info_cache.clear()
+            self.info_cache[key] = h
+        return h
 
     def dist(self, hand: list[int]) -> int:
         key = tuple(hand)
@@ -158,10 +204,26 @@ class _Observer:
         if d is None:
             assert self.fam is not None
             d = meld_distance(hand, self.fam)
-            if len(self.dist_cache) > 256:
+            if len(self.dist_cache) > 512:
                 self.dist_cache.clear()
             self.dist_cache[key] = d
         return d
+
+    def public_masks(self, seat: int, hand: list[int]) -> Masks | None:
+        """Gain masks of what the table knows ``seat`` holds (pile cards he took and
+        still holds), or None when nothing is known."""
+        known = self.public[seat]
+        if not known:
+            return None
+        assert self.fam is not None
+        nat = [0, 0, 0, 0]
+        wr = self.fam.wild_rank
+        for c in known:
+            if c < 52 and hand[c] and c >> 2 != wr:
+                nat[c & 3] |= 1 << (c >> 2)
+        if not any(nat):
+            return None
+        return masks_gain(nat, self.fam)
 
     def _remember_table(self, st: Any) -> None:
         pile = getattr(st, "pile", None)
@@ -184,6 +246,8 @@ class _Observer:
             self.variant = p["variant"]
             self.fam = family_of(self.variant)
             self.seats = list(p["seats"])
+            self.seat_index = {pid: s for s, pid in enumerate(self.seats)}
+            self.public = [{} for _ in self.seats]
             self.start_ms = ts
             self.table_id = str(p.get("table_id", ""))
             self.stake = int(p.get("stake", 0))
@@ -200,8 +264,9 @@ class _Observer:
                           p.get("ip_hash"), p.get("device_hash"), p.get("client"))
         elif etype == "RoundStarted" and hands is not None:
             self.pile_from = ""  # the turned-up card: nobody discarded it
+            self.public = [{} for _ in self.seats]
             for s, pid in enumerate(self.seats):
-                if sum(hands[s]):
+                if any(hands[s]):
                     self.deal_dists.setdefault(pid, []).append(self.dist(hands[s]))
         elif etype == "AutoPlayed":
             player = event["payload"]["player"]
@@ -224,42 +289,52 @@ class _Observer:
                     self._discard(event, actor, parse_card(event["payload"]["card"]), hands)
                 elif etype == "DeclaredRummy":
                     self._discard(event, actor, parse_card(event["payload"]["discard"]), hands)
+        if hands is not None:
+            now = bool(getattr(st, "in_round", False))
+            if self.in_round and not now:
+                self._round_end(event, hands, st)
+            self.in_round = now
         self._remember_table(st)
 
     def _move(self, event: Event, player: str, ts: int, think: int,
               hands: list[list[int]] | None, *, auto: bool) -> None:
-        seat = self.seats.index(player) if player in self.seats else -1
+        seat = self.seat_index.get(player, -1)
         turn = self.turns.get(player, 0) + 1
         self.turns[player] = turn
         self.n_moves[player] = self.n_moves.get(player, 0) + 1
         etype = event["type"]
         size = dist = diff = -1
         if hands is not None and seat >= 0 and self.fam is not None:
-            hand = list(hands[seat])
-            p = event["payload"]
-            # the hand *before* the move, rebuilt from the hand after it
-            if etype == "Drew":
-                for c in p.get("cards", []):
-                    hand[parse_card(c)] -= 1
-            elif etype == "Discarded":
-                hand[parse_card(p["card"])] += 1
-            elif etype == "AutoPlayed":
-                hand[parse_card(p["discarded"])] += 1
-                if p.get("drew"):
-                    hand[parse_card(p["drew"])] -= 1
-            if min(hand) >= 0:
-                size = sum(hand)
-                if etype == "Drew":  # two options; a close call when the pile top helps
-                    top = self.pile_top
-                    diff = 1 + (top is not None and int(self.gains(hand)[top]) > 0)
-                elif etype in ("Discarded", "FreshPressed", "DeclaredRummy"):
-                    dist = self.dist(hand)
-                    diff = dist
+            if etype not in _REBUILD:
+                size = sum(hands[seat])
+            else:
+                hand = list(hands[seat])
+                p = event["payload"]
+                # the hand *before* the move, rebuilt from the hand after it
+                if etype == "Drew":
+                    for c in p.get("cards", []):
+                        hand[parse_card(c)] -= 1
+                elif etype == "Discarded":
+                    hand[parse_card(p["card"])] += 1
+                elif etype == "AutoPlayed":
+                    hand[parse_card(p["discarded"])] += 1
+                    if p.get("drew"):
+                        hand[parse_card(p["drew"])] -= 1
+                if min(hand) >= 0:
+                    size = sum(hand)
+                    if etype == "Drew":  # two options; a close call when the pile top helps
+                        top = self.pile_top
+                        diff = 1 + (top is not None
+                                    and gain_of(self.info(hand).gain, top, self.fam) > 0)
+                    elif etype != "AutoPlayed":
+                        dist = self.dist(hand)
+                        diff = dist
         self.sink.add("moves", self.game_id, event["seq"], player, seat, self.variant, etype,
                       ts, think, turn, size, dist, diff, auto)
 
     def _pickup(self, event: Event, player: str, hands: list[list[int]]) -> None:
-        seat = self.seats.index(player)
+        assert self.fam is not None
+        seat = self.seat_index[player]
         p = event["payload"]
         cards = [parse_card(c) for c in p["cards"]]
         hand = list(hands[seat])
@@ -267,46 +342,90 @@ class _Observer:
             hand[c] -= 1
         if min(hand) < 0:
             return
-        g = self.gains(hand)
-        gain = max(int(g[c]) for c in cards) if cards else 0
-        pile_gain = int(g[self.pile_top]) if self.pile_top is not None else -1
-        stock_gain = int(g[self.stock_top]) if self.stock_top is not None else -1
+        g = self.info(hand).gain
+        fam = self.fam
+        gain = max(gain_of(g, c, fam) for c in cards) if cards else 0
+        pile_gain = gain_of(g, self.pile_top, fam) if self.pile_top is not None else -1
+        stock_gain = gain_of(g, self.stock_top, fam) if self.stock_top is not None else -1
         source = p["source"]
         from_player = self.pile_from if self.pile_top is not None and self.pile_from else None
         self.sink.add("pickups", self.game_id, event["seq"], player, source, len(cards), gain,
                       pile_gain, stock_gain, from_player)
-        if source == "discard" and self.last_discard_seq >= 0:
-            rows = self.sink.rows["discards"]
-            row = self.last_discard_rows.get(player)
-            if row is not None and row < len(rows):
-                rows[row] = (*rows[row][:-1], True)
+        if source == "discard":
+            known = self.public[seat]
+            for c in cards:  # taken in view of the table: now public knowledge
+                known[c] = known.get(c, 0) + 1
+            if self.last_discard_seq >= 0:
+                rows = self.sink.rows["discards"]
+                row = self.last_discard_rows.get(player)
+                if row is not None and row < len(rows):
+                    rows[row] = (*rows[row][:-1], True)
 
     def _discard(self, event: Event, player: str, card: int, hands: list[list[int]]) -> None:
-        """Rows for one discard: the card's gain to every other active seat's hidden hand."""
-        assert self.fam is not None
-        seat = self.seats.index(player)
+        """Rows for one discard: the card's gain to every other active seat's hidden hand,
+        against the discarder's options (all of them, and those worth as much to him)."""
+        fam = self.fam
+        assert fam is not None
+        seat = self.seat_index[player]
         n = len(self.seats)
         own = list(hands[seat])
         own[card] += 1  # the hand before the discard
-        options = [c for c in range(NCARDS) if own[c] > 0 and c != JOKER and not is_wild(c, self.fam)]
-        n_opt = len(options)
-        keep_hand = list(own)
-        keep_hand[card] -= 1
-        keep_gain = int(self.gains(keep_hand)[card])
+        mine = self.info(own)
+        opts = mine.nat
+        n_opt = sum(m.bit_count() for m in opts)
+        values = mine.values()
+        keep_gain = values.get(card, 2)  # a wild card: worth a meld to anyone
+        tie = [0, 0, 0, 0]  # options worth exactly what the discarded card was worth to him
+        for c, v in values.items():
+            if v == keep_gain:
+                tie[c & 3] |= 1 << (c >> 2)
+        tie_n = sum(m.bit_count() for m in tie)
         self.last_discard_rows = {}
         self.last_discard_seq = event["seq"]
         self.pile_from = player
+        rows = self.sink.rows["discards"]
         for off in range(1, n):
             t = (seat + off) % n
             target = self.seats[t]
             th = hands[t]
-            if not sum(th):
+            if not any(th):
                 continue  # out of the game (removed / left): nobody to feed
-            g = self.gains(th)
-            alt = float(g[options].sum()) / n_opt if n_opt else 0.0
-            self.last_discard_rows[target] = len(self.sink.rows["discards"])
-            self.sink.add("discards", self.game_id, event["seq"], player, target, off, card,
-                          int(g[card]), alt, keep_gain, False)
+            g = self.info(th).gain
+            gain = gain_of(g, card, fam)
+            alt = gain_sum(g, opts) / n_opt if n_opt else 0.0
+            tie_alt = gain_sum(g, tie) / tie_n if tie_n else float(gain)
+            pg = self.public_masks(t, th)
+            if pg is None:
+                pub_gain, pub_tie, flat = 0, 0.0, True
+            else:
+                pub_gain = gain_of(pg, card, fam)
+                pub_tie = gain_sum(pg, tie) / tie_n if tie_n else float(pub_gain)
+                c2 = sum((pg[0][s] & tie[s]).bit_count() for s in range(4))
+                c1 = sum((pg[1][s] & tie[s]).bit_count() for s in range(4))
+                flat = c2 + c1 == 0 or c2 == tie_n or c1 == tie_n  # public info: no preference
+            self.last_discard_rows[target] = len(rows)
+            rows.append((self.game_id, event["seq"], player, target, off, card, gain, alt,
+                         keep_gain, tie_alt, tie_n, pub_gain, pub_tie, flat, False))
+        known = self.public[seat]
+        if known.get(card):
+            known[card] -= 1
+            if not known[card]:
+                del known[card]
+
+    def _round_end(self, event: Event, hands: list[list[int]], st: Any) -> None:
+        """A round just ended (the state left ``in_round``): who ended it and what
+        everyone still held."""
+        actor = event["actor"]
+        ender = actor if actor in self.seat_index else None
+        rnd = int(getattr(st, "round_no", 0))
+        for s, pid in enumerate(self.seats):
+            h = hands[s]
+            if pid in self.left or pid in self.removed:
+                continue
+            cards = sum(h)
+            points = sum(_POINTS[c] * k for c, k in enumerate(h) if k)
+            self.sink.add("round_ends", self.game_id, event["seq"], rnd, self.variant, ender, pid,
+                          cards, points)
 
     def finish(self, engine: GameEngine) -> None:
         record = engine.record()
@@ -321,7 +440,7 @@ class _Observer:
             self.sink.add(
                 "player_games", self.game_id, pid, s, n, self.variant, self.table_id, self.stake,
                 self.start_ms, end_ms, pid in winners, int(net.get(pid, 0)),
-                float(np.mean(dd)) if dd else None, pid in self.left, pid in self.removed,
+                sum(dd) / len(dd) if dd else None, pid in self.left, pid in self.removed,
                 self.autoplays.get(pid, 0), self.fresh.get(pid, 0), self.n_moves.get(pid, 0),
                 record.halted, len(record.findings),
             )

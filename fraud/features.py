@@ -40,6 +40,7 @@ PLAYER_FEATURES: tuple[str, ...] = (
     "extra_clock_share", "auto_rate", "disconnect_rate", "left_rate", "fresh_rate",
     "fresh_dist_rel", "hc_excess", "hc_t", "hc_next_excess", "stock_informed", "pick_gain",
     "keep_gain", "n_devices", "n_ips", "device_sharers",
+    "hc_tie", "hc_tie_t", "hc_tie_n", "hc_pub", "stock_edge", "auto_co_max", "fresh_co_max",
 )
 
 #: pair-level feature columns (model inputs), in order
@@ -47,6 +48,8 @@ PAIR_FEATURES: tuple[str, ...] = (
     "co_games", "co_lift", "feed_t", "feed_lift", "feed_n", "take_lift", "keep_lift",
     "soft_t", "soft_lift", "soft_n", "flow_excess", "flow_net", "flow_z", "left_with",
     "shared_devices", "shared_ips", "win_with",
+    "tie_t", "tie_n", "tie_any_t", "out_t", "out_n", "net_with", "lose_to", "auto_co",
+    "fresh_co", "co_share",
 )
 
 _PLAYER_SQL = """
@@ -119,7 +122,41 @@ dsh AS (
     FROM dev a JOIN dev b ON a.device_hash = b.device_hash AND a.player <> b.player
     GROUP BY a.player
 ),
-popfresh AS (SELECT avg(deal_dist) AS m FROM fraud.player_games)
+popfresh AS (SELECT avg(deal_dist) AS m FROM fraud.player_games),
+-- hidden-card knowledge, the clean form: free choices (options worth the same to him)
+-- where the public record gives no preference; how much less the chosen card helps
+-- the next player's hidden hand than the equal options would have
+tie AS (
+    SELECT player, count(*) AS hc_tie_n, avg(tie_alt - gain) AS hc_tie,
+           stddev_samp(tie_alt - gain) AS tie_sd
+    FROM fraud.discards WHERE "offset" = 1 AND tie_n >= 2 AND pub_flat GROUP BY player
+),
+tpub AS (  -- the same, against what the next player is publicly known to hold
+    SELECT player, avg(pub_tie_alt - pub_gain) AS hc_pub
+    FROM fraud.discards WHERE "offset" = 1 AND tie_n >= 2 GROUP BY player
+),
+edge AS (  -- close calls (visible pile top of some use): stock top value when he drew stock
+    SELECT player,
+           avg(stock_gain) FILTER (WHERE source = 'stock')
+             - avg(stock_gain) FILTER (WHERE source = 'discard') AS stock_edge
+    FROM fraud.pickups WHERE pile_gain = 1 AND stock_gain >= 0 GROUP BY player
+),
+ev AS (  -- per game: did the player time out / press Fresh
+    SELECT game_id, player, (autoplays > 0)::INT AS a, (fresh > 0)::INT AS f FROM fraud.player_games
+),
+evr AS (SELECT player, avg(a) AS ra, avg(f) AS rf FROM ev GROUP BY player),
+co_ev AS (  -- timeouts / Fresh together with one partner, beyond both players' own rates
+    SELECT x.player, y.player AS other, count(*) AS n, sum(x.a * y.a) AS aa, sum(x.f * y.f) AS ff
+    FROM ev x JOIN ev y ON x.game_id = y.game_id AND x.player <> y.player GROUP BY ALL
+    HAVING count(*) >= 3
+),
+co_max AS (
+    SELECT c.player,
+           max((c.aa + 0.5) / (c.n * r1.ra * r2.ra + 0.5)) AS auto_co_max,
+           max((c.ff + 0.5) / (c.n * r1.rf * r2.rf + 0.5)) AS fresh_co_max
+    FROM co_ev c JOIN evr r1 ON r1.player = c.player JOIN evr r2 ON r2.player = c.other
+    GROUP BY c.player
+)
 SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        tim.think_sd, tim.think_sd_draw, tim.think_diff_corr, tim.think_median_log,
        tim.slow_share, tim.extra_clock_share,
@@ -132,11 +169,16 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        hc.hc_next_excess, pks.stock_informed, pks.pick_gain, hc.keep_gain,
        coalesce(ses.n_devices, 0) AS n_devices, coalesce(ses.n_ips, 0) AS n_ips,
        coalesce(dsh.device_sharers, 0) AS device_sharers,
+       tie.hc_tie, tie.hc_tie / nullif(tie.tie_sd / sqrt(tie.hc_tie_n), 0) AS hc_tie_t,
+       coalesce(tie.hc_tie_n, 0) AS hc_tie_n, tpub.hc_pub, edge.stock_edge,
+       coalesce(co_max.auto_co_max, 1) AS auto_co_max, coalesce(co_max.fresh_co_max, 1) AS fresh_co_max,
        coalesce(tim.n_timed, 0) AS n_timed, coalesce(hc.hc_n, 0) AS n_discards,
        coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns
 FROM res
 LEFT JOIN tim USING (player) LEFT JOIN hc USING (player) LEFT JOIN pks USING (player)
 LEFT JOIN ses USING (player) LEFT JOIN dsh USING (player)
+LEFT JOIN tie USING (player) LEFT JOIN tpub USING (player) LEFT JOIN edge USING (player)
+LEFT JOIN co_max USING (player)
 ORDER BY res.player
 """
 
@@ -187,6 +229,72 @@ feedt AS (
            feed_lift / sqrt(v1 / feed_n + v2 / greatest(n_o, 1)) AS feed_t
     FROM feed
 ),
+-- free-choice feeding, directed a -> b: among options worth the same to a, how much
+-- more the chosen card helps b than the equal options would, vs the same toward others
+tq AS (
+    SELECT player AS a, target AS b, "offset" = 1 AS nxt, gain - tie_alt AS x
+    FROM fraud.discards WHERE tie_n >= 2
+),
+tab AS (
+    SELECT a, b, count(*) FILTER (WHERE nxt) AS n1, sum(x) FILTER (WHERE nxt) AS s1,
+           sum(x * x) FILTER (WHERE nxt) AS ss1, count(*) AS n, sum(x) AS s, sum(x * x) AS ss
+    FROM tq GROUP BY ALL
+),
+ta AS (SELECT a, sum(n1) AS n1, sum(s1) AS s1, sum(ss1) AS ss1, sum(n) AS n, sum(s) AS s,
+              sum(ss) AS ss FROM tab GROUP BY a),
+tiet AS (
+    SELECT x.a, x.b, x.n1 AS tie_n,
+           (x.s1 / nullif(x.n1, 0) - (ta.s1 - x.s1) / nullif(ta.n1 - x.n1, 0))
+             / sqrt(greatest(ta.ss1 / nullif(ta.n1, 0) - (ta.s1 / nullif(ta.n1, 0)) ^ 2, 0.05)
+                    * (1 / nullif(x.n1, 0) + 1 / greatest(ta.n1 - x.n1, 1))) AS tie_t,
+           (x.s / x.n - (ta.s - x.s) / nullif(ta.n - x.n, 0))
+             / sqrt(greatest(ta.ss / ta.n - (ta.s / ta.n) ^ 2, 0.05)
+                    * (1 / x.n + 1 / greatest(ta.n - x.n, 1))) AS tie_any_t
+    FROM tab x JOIN ta USING (a)
+),
+-- going-out timing, directed a -> b: when a ends a round, how many points b is left
+-- holding compared with the others at that table (a soft player ends rounds when his
+-- partner is light, or waits)
+re AS (
+    SELECT game_id, seq, ender, player, points_left,
+           points_left - avg(points_left) FILTER (WHERE player <> ender)
+             OVER (PARTITION BY game_id, seq) AS z
+    FROM fraud.round_ends WHERE ender IS NOT NULL
+),
+rez AS (SELECT ender AS a, player AS b, z FROM re WHERE player <> ender),
+rsd AS (SELECT greatest(stddev_samp(z), 1) AS sd FROM rez),
+outt AS (
+    SELECT a, b, count(*) AS out_n, avg(z) / ((SELECT sd FROM rsd) / sqrt(count(*))) AS out_t
+    FROM rez GROUP BY ALL
+),
+-- chip dumping beyond the deal: a's result per stake with b at the table vs without
+pnet AS (SELECT player, sum(net / greatest(stake, 1)) AS s, count(*) AS n FROM pg GROUP BY player),
+withb AS (
+    SELECT a.player AS a, b.player AS b, avg(a.net / greatest(a.stake, 1)) AS m_with,
+           count(*) AS n_with,
+           avg((a.net < 0 AND b.won)::INT) AS lose_to_b
+    FROM pg a JOIN pg b ON a.game_id = b.game_id AND a.player <> b.player GROUP BY ALL
+),
+netw AS (
+    SELECT w.a, w.b,
+           w.m_with - (p.s - w.m_with * w.n_with) / nullif(p.n - w.n_with, 0) AS net_with,
+           w.lose_to_b AS lose_to
+    FROM withb w JOIN pnet p ON p.player = w.a
+),
+-- timeouts and Fresh presses together, beyond both players' own rates
+evg AS (SELECT game_id, player, (autoplays > 0)::INT AS a, (fresh > 0)::INT AS f FROM pg),
+evr AS (SELECT player, avg(a) AS ra, avg(f) AS rf FROM evg GROUP BY player),
+evc AS (
+    SELECT x.player AS p1, y.player AS p2, count(*) AS n, sum(x.a * y.a) AS aa,
+           sum(x.f * y.f) AS ff
+    FROM evg x JOIN evg y ON x.game_id = y.game_id AND x.player < y.player GROUP BY ALL
+),
+evco AS (
+    SELECT evc.p1, evc.p2, (aa + 0.5) / (n * r1.ra * r2.ra + 0.5) AS auto_co,
+           (ff + 0.5) / (n * r1.rf * r2.rf + 0.5) AS fresh_co
+    FROM evc JOIN evr r1 ON r1.player = evc.p1 JOIN evr r2 ON r2.player = evc.p2
+),
+pgn AS (SELECT player, count(*) AS g FROM pg GROUP BY player),
 -- soft play, directed a -> b: a declines useful cards b discarded
 sab AS (
     SELECT player AS a, from_player AS b, count(*) AS n,
@@ -246,8 +354,21 @@ dir AS (  -- both directions of each pair, then the stronger one kept
            greatest(coalesce(w1.flow_excess, 0), coalesce(w2.flow_excess, 0)) AS flow_excess,
            abs(coalesce(w1.flow_share, 0) - coalesce(w2.flow_share, 0)) AS flow_net,
            greatest(coalesce(w1.flow_z, 0), coalesce(w2.flow_z, 0)) AS flow_z,
-           greatest(coalesce(w1.left_with - l1.lr, 0), coalesce(w2.left_with - l2.lr, 0)) AS left_with
+           greatest(coalesce(w1.left_with - l1.lr, 0), coalesce(w2.left_with - l2.lr, 0)) AS left_with,
+           greatest(coalesce(t1.tie_t, 0), coalesce(t2.tie_t, 0)) AS tie_t,
+           coalesce(t1.tie_n, 0) + coalesce(t2.tie_n, 0) AS tie_n,
+           greatest(coalesce(t1.tie_any_t, 0), coalesce(t2.tie_any_t, 0)) AS tie_any_t,
+           greatest(coalesce(-o1.out_t, 0), coalesce(-o2.out_t, 0)) AS out_t,
+           coalesce(o1.out_n, 0) + coalesce(o2.out_n, 0) AS out_n,
+           greatest(coalesce(-n1.net_with, 0), coalesce(-n2.net_with, 0)) AS net_with,
+           greatest(coalesce(n1.lose_to, 0), coalesce(n2.lose_to, 0)) AS lose_to
     FROM pairs
+    LEFT JOIN tiet t1 ON t1.a = pairs.p1 AND t1.b = pairs.p2
+    LEFT JOIN tiet t2 ON t2.a = pairs.p2 AND t2.b = pairs.p1
+    LEFT JOIN outt o1 ON o1.a = pairs.p1 AND o1.b = pairs.p2
+    LEFT JOIN outt o2 ON o2.a = pairs.p2 AND o2.b = pairs.p1
+    LEFT JOIN netw n1 ON n1.a = pairs.p1 AND n1.b = pairs.p2
+    LEFT JOIN netw n2 ON n2.a = pairs.p2 AND n2.b = pairs.p1
     LEFT JOIN feedt f1 ON f1.a = pairs.p1 AND f1.b = pairs.p2
     LEFT JOIN feedt f2 ON f2.a = pairs.p2 AND f2.b = pairs.p1
     LEFT JOIN soft s1 ON s1.a = pairs.p1 AND s1.b = pairs.p2
@@ -265,9 +386,13 @@ SELECT dir.p1, dir.p2,
        dir.left_with,
        coalesce(sdev.shared_devices, 0) AS shared_devices,
        coalesce(sip.shared_ips, 0) AS shared_ips,
-       abs(coalesce(co.win_diff, 0)) AS win_with
+       abs(coalesce(co.win_diff, 0)) AS win_with,
+       dir.tie_t, dir.tie_n, dir.tie_any_t, dir.out_t, dir.out_n, dir.net_with, dir.lose_to,
+       coalesce(evco.auto_co, 1) AS auto_co, coalesce(evco.fresh_co, 1) AS fresh_co,
+       coalesce(co.co_games, 0) / least(g1.g, g2.g) AS co_share
 FROM dir
-LEFT JOIN co USING (p1, p2) LEFT JOIN coexp USING (p1, p2)
+LEFT JOIN co USING (p1, p2) LEFT JOIN coexp USING (p1, p2) LEFT JOIN evco USING (p1, p2)
+LEFT JOIN pgn g1 ON g1.player = dir.p1 LEFT JOIN pgn g2 ON g2.player = dir.p2
 LEFT JOIN sdev USING (p1, p2) LEFT JOIN sip USING (p1, p2)
 ORDER BY dir.p1, dir.p2
 """

@@ -29,17 +29,18 @@ from .rings import Ring
 
 #: per mechanism, the signals that show it: (feature, +1 if high is suspicious, -1 if low)
 MECH_SIGNALS: dict[str, list[tuple[str, int]]] = {
-    "card_feeding": [("feed_t", 1), ("feed_lift", 1), ("take_lift", 1), ("keep_lift", 1),
-                     ("co_lift", 1)],
-    "soft_play": [("feed_t", 1), ("feed_lift", 1), ("soft_t", 1), ("co_lift", 1)],
-    "chip_dumping": [("flow_z", 1), ("flow_excess", 1), ("left_with", 1), ("feed_t", 1),
-                     ("keep_lift", 1)],
-    "multi_account": [("shared_devices", 1), ("shared_ips", 1), ("feed_t", 1), ("co_lift", 1)],
+    "card_feeding": [("tie_t", 1), ("feed_t", 1), ("feed_lift", 1), ("take_lift", 1),
+                     ("keep_lift", 1), ("co_lift", 1)],
+    "soft_play": [("tie_any_t", 1), ("out_t", 1), ("soft_t", 1), ("tie_t", 1), ("co_lift", 1)],
+    "chip_dumping": [("net_with", 1), ("lose_to", 1), ("flow_z", 1), ("flow_excess", 1),
+                     ("left_with", 1)],
+    "multi_account": [("shared_devices", 1), ("shared_ips", 1), ("co_share", 1), ("tie_t", 1),
+                      ("co_lift", 1)],
     "bot": [("think_sd", -1), ("think_sd_draw", -1), ("think_diff_corr", -1), ("slow_share", -1)],
-    "hidden_card": [("stock_informed", 1), ("hc_t", -1), ("hc_excess", -1),
-                    ("hc_next_excess", -1), ("win_resid", 1)],
-    "timeout_abuse": [("auto_rate", 1), ("disconnect_rate", 1), ("fresh_rate", 1),
-                      ("fresh_dist_rel", 1)],
+    "hidden_card": [("hc_tie_t", 1), ("stock_informed", 1), ("stock_edge", 1), ("hc_t", -1),
+                    ("hc_excess", -1), ("win_resid", 1)],
+    "timeout_abuse": [("auto_rate", 1), ("fresh_rate", 1), ("auto_co_max", 1),
+                      ("fresh_co_max", 1), ("disconnect_rate", 1), ("fresh_dist_rel", 1)],
 }
 
 FLAG_COLUMNS = ("flag_id", "subject_kind", "subject", "players", "score", "mechanism", "source",
@@ -102,16 +103,43 @@ def likely_mechanism(row: int, pct: dict[str, np.ndarray], mechs: tuple[str, ...
 
 
 # -- evidence ------------------------------------------------------------------------------
-def _discard_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str, limit: int) -> list[dict[str, Any]]:
+def _discard_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str, limit: int,
+                      any_offset: bool = False) -> list[dict[str, Any]]:
+    """The discards between a and b that helped the other most beyond a free choice:
+    options worth the same to the discarder (``tie_n`` >= 2), the chosen card the one
+    the partner's hidden hand needed."""
+    if limit <= 0:
+        return []
+    offset = "" if any_offset else 'AND "offset" = 1'
     rows = con.execute(
-        "SELECT game_id, seq, player, target, card, gain, alt_gain, taken FROM fraud.discards "
-        "WHERE ((player = ? AND target = ?) OR (player = ? AND target = ?)) AND \"offset\" = 1 "
-        "ORDER BY gain - alt_gain DESC, taken DESC, game_id, seq LIMIT ?", [a, b, b, a, limit]
+        "SELECT game_id, seq, player, target, card, gain, tie_alt, tie_n, taken FROM fraud.discards "
+        f"WHERE ((player = ? AND target = ?) OR (player = ? AND target = ?)) {offset} "
+        "AND tie_n >= 2 AND gain > tie_alt "
+        "ORDER BY gain - tie_alt DESC, taken DESC, game_id, seq LIMIT ?", [a, b, b, a, limit]
     ).fetchall()
     return [{"game_id": g, "seq": s,
-             "what": f"{p} discarded {format_card(c)} (meld gain {gn} to {t}'s hidden hand; "
-                     f"his options averaged {alt:.2f}){'; ' + t + ' took it' if tk else ''}"}
-            for g, s, p, t, c, gn, alt, tk in rows]
+             "what": f"{p} discarded {format_card(c)}: meld gain {gn} to {t}'s hidden hand, where "
+                     f"{n} cards equally useless to {p} averaged {alt:.2f}"
+                     f"{'; ' + t + ' took it' if tk else ''}"}
+            for g, s, p, t, c, gn, alt, n, tk in rows]
+
+
+def _round_end_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str,
+                        limit: int) -> list[dict[str, Any]]:
+    """Rounds one of the pair ended while the other held the fewest points at the table."""
+    if limit <= 0:
+        return []
+    rows = con.execute(
+        "WITH r AS (SELECT game_id, seq, ender, player, points_left, "
+        "  min(points_left) FILTER (WHERE player <> ender) OVER (PARTITION BY game_id, seq) AS lo, "
+        "  count(*) OVER (PARTITION BY game_id, seq) AS k "
+        "  FROM fraud.round_ends WHERE ender IN (?, ?)) "
+        "SELECT game_id, seq, ender, player, points_left FROM r "
+        "WHERE player IN (?, ?) AND player <> ender AND points_left = lo AND k >= 3 "
+        "ORDER BY game_id, seq LIMIT ?", [a, b, a, b, limit]).fetchall()
+    return [{"game_id": g, "seq": s,
+             "what": f"{e} ended the round while {p} held only {pts} points, the least at the table"}
+            for g, s, e, p, pts in rows]
 
 
 def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
@@ -122,12 +150,16 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
         ev = []
         if mech == "multi_account":
             rows = con.execute(
-                "SELECT s1.game_id, s1.seq, s1.player, s1.device_hash FROM fraud.sessions s1 "
+                "SELECT DISTINCT s1.game_id, s1.seq, s1.player, s1.device_hash, "
+                "s1.game_id = s2.game_id AS together FROM fraud.sessions s1 "
                 "JOIN fraud.sessions s2 ON s1.device_hash = s2.device_hash AND s2.player = ? "
-                "WHERE s1.player = ? AND s1.event = 'connect' ORDER BY s1.game_id, s1.seq LIMIT 2",
+                "WHERE s1.player = ? AND s1.event = 'connect' "
+                "ORDER BY together DESC, s1.game_id, s1.seq LIMIT 2",
                 [b, a]).fetchall()
-            ev += [{"game_id": g, "seq": s, "what": f"{p} connected from device {d}, also used by {b}"}
-                   for g, s, p, d in rows]
+            ev += [{"game_id": g, "seq": s,
+                    "what": f"{p} connected from device {d}, also used by {b}"
+                            + (" (seated at this game)" if tg else "")}
+                   for g, s, p, d, tg in rows]
         if mech == "chip_dumping":
             rows = con.execute(
                 "SELECT m.game_id, m.seq, m.player FROM fraud.moves m "
@@ -136,7 +168,9 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
                 "ORDER BY m.game_id, m.seq LIMIT 2", [a, b, a, b]).fetchall()
             ev += [{"game_id": g, "seq": s, "what": f"{p} left the game, handing the pot on"}
                    for g, s, p in rows]
-        ev += _discard_evidence(con, a, b, limit - len(ev))
+        if mech == "soft_play":
+            ev += _round_end_evidence(con, a, b, 2)
+        ev += _discard_evidence(con, a, b, limit - len(ev), any_offset=mech == "soft_play")
         return ev[:limit]
     (p,) = players[:1]
     if mech == "hidden_card":
@@ -144,16 +178,19 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
             "SELECT game_id, seq, source, pile_gain, stock_gain FROM fraud.pickups WHERE player = ? "
             "AND ((source = 'stock' AND stock_gain > pile_gain) OR "
             "(source = 'discard' AND stock_gain < pile_gain AND pile_gain <= 1)) "
-            "ORDER BY abs(stock_gain - pile_gain) DESC, game_id, seq LIMIT ?", [p, limit]).fetchall()
+            "ORDER BY abs(stock_gain - pile_gain) DESC, game_id, seq LIMIT 3", [p]).fetchall()
         ev = [{"game_id": g, "seq": s,
                "what": f"{p} drew from the {src}: hidden stock top worth {sg}, visible pile top {pg}"}
               for g, s, src, pg, sg in rows]
         rows = con.execute(
-            "SELECT game_id, seq, target, card, gain, alt_gain FROM fraud.discards WHERE player = ? "
-            "AND \"offset\" = 1 ORDER BY gain - alt_gain, game_id, seq LIMIT 2", [p]).fetchall()
+            "SELECT game_id, seq, target, card, gain, tie_alt, tie_n FROM fraud.discards "
+            "WHERE player = ? AND \"offset\" = 1 AND tie_n >= 2 AND pub_flat AND gain < tie_alt "
+            "ORDER BY tie_alt - gain DESC, game_id, seq LIMIT 2", [p]).fetchall()
         ev += [{"game_id": g, "seq": s,
-                "what": f"{p} discarded {format_card(c)}: gain {gn} to {t}'s hidden hand vs {alt:.2f} "
-                        f"for his other options"} for g, s, t, c, gn, alt in rows]
+                "what": f"{p} discarded {format_card(c)}: gain {gn} to {t}'s hidden hand where "
+                        f"{n} cards equally useless to {p}, and alike on the public record, "
+                        f"averaged {alt:.2f}"} for g, s, t, c, gn, alt, n in rows]
+        ev.sort(key=lambda e: (e["game_id"], e["seq"]))
         return ev[:limit]
     if mech == "timeout_abuse":
         rows = con.execute(

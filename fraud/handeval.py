@@ -68,36 +68,123 @@ def is_wild(card: int, fam: Family) -> bool:
     return fam.wild_rank is not None and card // 4 == fam.wild_rank
 
 
-def gain_vector(hand: list[int], fam: Family) -> np.ndarray:
-    """Meld gain (0, 1, 2) of each of the 53 cards for ``hand`` (53 counts)."""
-    counts = np.asarray(hand[:52], dtype=np.int16).reshape(13, 4)
-    held = counts > 0
-    natural = held.copy()
-    if fam.wild_rank is not None:
-        natural[fam.wild_rank, :] = False
-    # sets: other suits of the same rank held (naturals)
-    per_rank = natural.sum(axis=1, keepdims=True)
-    others = per_rank - natural
-    set_gain = np.where(others == 2, 2, np.where((others == 1) | (others == 3), 1, 0))
-    # runs on the ace-low/high ladder: position 0 = ace low, 1..13 = ranks 2..A
+_M13 = (1 << 13) - 1
+_M14 = (1 << 14) - 1
+
+
+def _raw_masks(nat: list[int], k: int, s: int) -> tuple[int, int]:
+    """(gain-2, gain-1) rank masks of suit ``s`` *before* excluding held cards: what a
+    card of that suit would add to the other cards of the hand. Run windows of length
+    ``k`` (3 or 4) on the ace-low/high ladder (bit 0 = ace low, bit 13 = ace high), as
+    explicit shifts: bit p of ``x >> d`` is bit p + d of x."""
+    m = nat[s]
+    a, b, c = nat[(s + 1) & 3], nat[(s + 2) & 3], nat[(s + 3) & 3]
+    set2 = (a & b & ~c) | (a & c & ~b) | (b & c & ~a)
+    set1 = (a ^ b ^ c) & ~set2
+    lad = ((m << 1) | (m >> 12 & 1)) & _M14
+    p1, p2, p3 = lad >> 1, lad >> 2, lad >> 3
+    m1, m2, m3 = (lad << 1) & _M14, (lad << 2) & _M14, (lad << 3) & _M14
+    if k == 3:
+        r2 = (p1 & p2) | (m1 & p1) | (m1 & m2)
+        r1 = p1 | p2 | m1 | m2
+    else:  # k == 4: windows (+1,+2,+3) (-1,+1,+2) (-2,-1,+1) (-3,-2,-1)
+        r2 = (p1 & p2 & p3) | (m1 & p1 & p2) | (m2 & m1 & p1) | (m3 & m2 & m1)
+        r1 = ((p1 & p2) | (p1 & p3) | (p2 & p3) | (m1 & p1) | (m1 & p2) | (p1 & p2)
+              | (m2 & m1) | (m2 & p1) | (m1 & p1) | (m3 & m2) | (m3 & m1) | (m2 & m1))
+    run2 = ((r2 >> 1) & _M13) | ((r2 & 1) << 12)
+    run1 = ((r1 >> 1) & _M13) | ((r1 & 1) << 12)
+    two = set2 | run2
+    return two & _M13, (set1 | run1) & ~two & _M13
+
+
+def hand_masks(hand: list[int], fam: Family) -> tuple[list[int], int]:
+    """(per-suit 13-bit rank masks of the natural cards held, number of wild cards)."""
+    nat = [0, 0, 0, 0]
+    wild = 0
+    wr = fam.wild_rank
+    for c in range(52):
+        if hand[c]:
+            r = c >> 2
+            if r == wr:
+                wild += hand[c]
+            else:
+                nat[c & 3] |= 1 << r
+    if fam.jokers_wild and len(hand) > JOKER:
+        wild += hand[JOKER]
+    return nat, wild
+
+
+def gain_masks(hand: list[int], fam: Family) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The meld gain of every card for ``hand`` as bit masks: (g2, g1), per suit a 13-bit
+    rank mask of the cards of gain 2 and of gain 1 (gain 0 elsewhere; wild cards are
+    handled by :func:`gain_of`). Pure integer bit operations: ~20x cheaper than a numpy
+    pass, which matters at one call per hand change per game."""
+    nat, _ = hand_masks(hand, fam)
+    return masks_gain(nat, fam)
+
+
+def masks_gain(nat: list[int], fam: Family) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`gain_masks` from the natural rank masks (held cards gain 0)."""
     k = fam.run_min
-    ladder = np.vstack([natural[ACE:ACE + 1], natural]).astype(np.int16)  # (14, 4)
-    pad = np.zeros((k - 1, 4), dtype=np.int16)
-    lp = np.vstack([pad, ladder, pad])  # (14 + 2k - 2, 4)
-    csum = np.vstack([np.zeros((1, 4), dtype=np.int16), np.cumsum(lp, axis=0)])
-    windows = csum[k:] - csum[:-k]  # window sums starting at each padded position
-    best = np.zeros((14, 4), dtype=np.int16)
-    for off in range(k):  # window that holds ladder position i at offset ``off``
-        w = windows[off:off + 14] - ladder  # cards of the window other than this one
-        best = np.maximum(best, np.where(w >= k - 1, 2, np.where(w >= max(k - 2, 1), 1, 0)))
-    run_gain = best[1:14].copy()
-    run_gain[ACE] = np.maximum(run_gain[ACE], best[0])
-    gain = np.maximum(set_gain, run_gain)
-    gain[held] = 0
+    keep = _M13 if fam.wild_rank is None else _M13 & ~(1 << fam.wild_rank)
+    g2 = []
+    g1 = []
+    for s in range(4):
+        two, one = _raw_masks(nat, k, s)
+        free = keep & ~nat[s]
+        g2.append(two & free)
+        g1.append(one & free)
+    return tuple(g2), tuple(g1)
+
+
+def gain_of(masks: tuple[tuple[int, ...], tuple[int, ...]], card: int, fam: Family) -> int:
+    """The meld gain (0, 1, 2) of ``card`` given :func:`gain_masks`."""
+    if card == JOKER:
+        return 2 if fam.jokers_wild else 0
+    r = card >> 2
+    if r == fam.wild_rank:
+        return 2
+    s = card & 3
+    if masks[0][s] >> r & 1:
+        return 2
+    return 1 if masks[1][s] >> r & 1 else 0
+
+
+def gain_sum(masks: tuple[tuple[int, ...], tuple[int, ...]], opts: list[int]) -> int:
+    """Sum of the gains of the natural cards in ``opts`` (per-suit rank masks)."""
+    g2, g1 = masks
+    return sum(2 * (g2[s] & opts[s]).bit_count() + (g1[s] & opts[s]).bit_count() for s in range(4))
+
+
+def own_values(nat: list[int], fam: Family) -> dict[int, int]:
+    """{card: value} for every natural card held: the meld gain the card gives the rest
+    of the hand (what keeping it is worth) — 2 in a meld, 1 in a partial meld, 0 loose.
+    A card's value to the rest equals the raw gain at its own place (a window never
+    counts the card itself, and the ace's two ladder places never share a window), so
+    one pass over the hand serves every card; a duplicate is valued like its twin."""
+    out: dict[int, int] = {}
+    k = fam.run_min
+    for s in range(4):
+        m = nat[s]
+        if not m:
+            continue
+        two, one = _raw_masks(nat, k, s)
+        while m:
+            low = m & -m
+            m ^= low
+            r = low.bit_length() - 1
+            out[r * 4 + s] = 2 if two & low else (1 if one & low else 0)
+    return out
+
+
+def gain_vector(hand: list[int], fam: Family) -> np.ndarray:
+    """Meld gain (0, 1, 2) of each of the 53 cards for ``hand`` (53 counts): the
+    array form of :func:`gain_masks` (for analysts and tests)."""
+    masks = gain_masks(hand, fam)
+    held = [hand[c] > 0 for c in range(52)]
     out = np.zeros(NCARDS, dtype=np.int8)
-    out[:52] = gain.reshape(52)
-    if fam.wild_rank is not None:
-        out[fam.wild_rank * 4:fam.wild_rank * 4 + 4] = 2
+    for c in range(52):
+        out[c] = 0 if held[c] and c >> 2 != fam.wild_rank else gain_of(masks, c, fam)
     if fam.jokers_wild:
         out[JOKER] = 2
     return out
@@ -109,6 +196,8 @@ _RANKS_MASK = (1 << 13) - 1
 def _run_cover(ranks: int, k: int) -> int:
     """Ranks (bits 0..12, ace = 12) of ``ranks`` lying in a run of >= k consecutive held
     cards on the ace-low/high ladder (ace low via ladder bit 0, never both ends at once)."""
+    if ranks.bit_count() < k - 1:  # the ace counts twice on the ladder: k - 1 may still run
+        return 0
     mask = ((ranks << 1) | (ranks >> 12 & 1))  # ladder bits 0..13
     w = mask
     for i in range(1, k):
@@ -210,4 +299,5 @@ def meld_distance(hand: list[int], fam: Family) -> int:
     return max(best, 0)
 
 
-__all__ = ["FAMILIES", "Family", "family_of", "gain_vector", "is_wild", "meld_distance"]
+__all__ = ["FAMILIES", "Family", "family_of", "gain_masks", "gain_of", "gain_sum", "gain_vector",
+           "hand_masks", "is_wild", "masks_gain", "meld_distance", "own_values"]

@@ -29,6 +29,10 @@ class Truth:
     player_intensity: dict[tuple[str, str], float] = field(default_factory=dict)
     pair_intensity: dict[tuple[str, tuple[str, str]], float] = field(default_factory=dict)
     planted: set[tuple[str, int]] = field(default_factory=set)
+    #: (game_id, seq) -> the players whose mechanism acted there
+    planted_by: dict[tuple[str, int], set[str]] = field(default_factory=dict)
+    #: (mechanism, group_id) -> members (every group, pairs and rings alike)
+    groups: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     hard_negatives: dict[str, str] = field(default_factory=dict)  # player -> kind
     players: list[str] = field(default_factory=list)
     seed: int | None = None
@@ -52,7 +56,8 @@ def parse_labels(doc: dict[str, Any]) -> Truth:
             key = (mech, pid)
             truth.player_intensity[key] = max(truth.player_intensity.get(key, 0.0), intensity)
             groups.setdefault((mech, str(row["group_id"])), []).append((pid, intensity))
-        for (mech, _gid), members in groups.items():
+        for (mech, gid), members in groups.items():
+            truth.groups[(mech, gid)] = {pid for pid, _ in members}
             for (a, ia), (b, ib) in itertools.combinations(sorted(members), 2):
                 if a == b:
                     continue
@@ -60,7 +65,9 @@ def parse_labels(doc: dict[str, Any]) -> Truth:
                 truth.pair_pos.setdefault(mech, set()).add(pair)
                 truth.pair_intensity[(mech, pair)] = (ia + ib) / 2
         for row in doc.get("planted", []):
-            truth.planted.add((str(row["game_id"]), int(row["seq"])))
+            key = (str(row["game_id"]), int(row["seq"]))
+            truth.planted.add(key)
+            truth.planted_by.setdefault(key, set()).add(str(row["player_id"]))
         for row in doc.get("hard_negatives", []):
             truth.hard_negatives[str(row["player_id"])] = str(row["kind"])
     except (KeyError, TypeError, ValueError) as exc:

@@ -37,12 +37,13 @@ from threadpoolctl import threadpool_limits
 
 from .features import PAIR_FEATURES, PLAYER_FEATURES
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # 2: free-choice, going-out, co-timeout features; round_ends facts
 PAIR_MECHANISMS = ("card_feeding", "soft_play", "chip_dumping", "multi_account")
 PLAYER_MECHANISMS = ("bot", "hidden_card", "timeout_abuse")
 MECHANISMS = PAIR_MECHANISMS + PLAYER_MECHANISMS
 #: member features added to each pair row (min and max of the two players)
-MEMBER_FEATURES = ("win_resid", "left_rate", "n_games", "device_sharers", "hc_excess")
+MEMBER_FEATURES = ("win_resid", "left_rate", "n_games", "device_sharers", "hc_excess",
+                   "hc_tie_t", "auto_rate", "fresh_rate", "n_devices")
 
 
 class ModelError(Exception):

@@ -65,9 +65,47 @@ def _group(game_ids: list[str], raws: list[str]) -> list[list[str]]:
     return out
 
 
+_GID = b'"game_id":"'
+
+
+def _line_game(line: bytes) -> str:
+    """The game id of one JSON line, found without parsing the whole event (the key is
+    written unescaped by every producer we know; anything unusual is parsed)."""
+    i = line.find(_GID)
+    if i >= 0:
+        j = line.find(b'"', i + len(_GID))
+        gid = line[i + len(_GID):j]
+        if b"\\" not in gid:
+            return gid.decode()
+    return str(orjson.loads(line)["game_id"])
+
+
 def jsonl_game_batches(paths: Sequence[str | Path], batch_games: int = 400
                        ) -> tuple[int, Iterator[list[list[str]]]]:
-    """Games from JSON Lines files (any order across games, seq order within a game)."""
+    """Games from JSON Lines files (any order across games, seq order within a game).
+
+    A simulated or exported log holds each game's lines together; then the files are
+    streamed twice (count, then batches) and never held in memory — a 30k-game world is
+    ~1 GB of text. A log that interleaves games falls back to grouping in memory."""
+    seen: set[str] = set()
+    contiguous = True
+    last = None
+    for path in paths:
+        with open(path, "rb") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                gid = _line_game(line)
+                if gid != last:
+                    if gid in seen:
+                        contiguous = False
+                        break
+                    seen.add(gid)
+                    last = gid
+        if not contiguous:
+            break
+    if contiguous:
+        return len(seen), _stream_batches(paths, batch_games)
     games: dict[str, list[tuple[int, str]]] = {}
     for path in paths:
         with open(path, "rb") as fh:
@@ -84,6 +122,27 @@ def jsonl_game_batches(paths: Sequence[str | Path], batch_games: int = 400
             yield [[raw for _, raw in sorted(games[g])] for g in ids[start:start + batch_games]]
 
     return len(ids), gen()
+
+
+def _stream_batches(paths: Sequence[str | Path], batch_games: int) -> Iterator[list[list[str]]]:
+    batch: list[list[str]] = []
+    last = None
+    for path in paths:
+        with open(path, "rb") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                gid = _line_game(line)
+                if gid != last:
+                    if len(batch) == batch_games:
+                        yield batch
+                        batch = []
+                    batch.append([])
+                    last = gid
+                batch[-1].append(line.decode())
+    if batch:
+        yield batch
 
 
 def _concat(parts: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:

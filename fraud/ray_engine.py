@@ -202,11 +202,12 @@ def map_block(block: pa.Table, manifest: pa.Table, *, verify: bool = True) -> pa
 class GameMapper:
     """The ``map_batches`` callable class: one per actor, holding the manifest."""
 
-    def __init__(self, manifest: Any, verify: bool) -> None:
-        if not isinstance(manifest, pa.Table):  # an ObjectRef: fetched once per actor
+    def __init__(self, manifest: pa.Table | list[Any], verify: bool) -> None:
+        if isinstance(manifest, list):  # [ObjectRef]: fetched once per actor
             import ray
 
-            manifest = ray.get(manifest)
+            manifest = ray.get(manifest[0])
+        assert isinstance(manifest, pa.Table)
         self.manifest = manifest
         self.verify = verify
 
@@ -268,11 +269,16 @@ def run_map(ray: ModuleType, parquet_dir: str | Path, manifest: pa.Table, *, ver
         actors = max(1, min(concurrency or cpus, cpus))
         ds = ray.data.read_parquet(
             str(Path(parquet_dir).resolve()), columns=INPUT_COLUMNS,
-            num_cpus=0.1,  # reading is light: leave the cores to the replay actors
+            num_cpus=0.1,  # reading is light next to the replay
         ).map_batches(
-            GameMapper, fn_constructor_kwargs={"manifest": ray.put(manifest), "verify": verify},
-            batch_size=None, batch_format="pyarrow", concurrency=actors,
-            num_cpus=max(0.1, (cpus - 0.1 * actors) / actors),
+            GameMapper,
+            # the ref inside a list: fetched by each actor, not pinned as a constructor argument
+            fn_constructor_kwargs={"manifest": [ray.put(manifest)], "verify": verify},
+            batch_size=None, batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=actors),
+            # one logical CPU stays free for Ray Data's own file listing and read tasks,
+            # or they could wait forever behind the actors
+            num_cpus=max(0.0, (cpus - 1) / actors),
         )
         parts: dict[str, list[pa.Table]] = {}
         blocks = 0

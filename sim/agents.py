@@ -91,6 +91,8 @@ class Agent:
     fresh_pressed: dict[str, int] = field(default_factory=dict)
     #: own draws this round (a long round makes players stop fishing in the pile)
     draws_this_round: int = 0
+    #: a brain's working memory for this game (e.g. Liverpool's contract plans)
+    scratch: dict[str, Any] = field(default_factory=dict)
 
     # -- skill under tilt ------------------------------------------------------------------
     @property

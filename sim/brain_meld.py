@@ -1,4 +1,5 @@
-"""Card decisions for the meld-on-the-table variants: Rummy 500 and Liverpool.
+"""Card decisions for the meld-on-the-table variants: Rummy 500 (and the shared base
+of Liverpool's contract-aware brain, :mod:`.brain_liverpool`).
 
 Both are draw / put down / discard games scored by the cards left in hand, so the honest
 brain is classic's plus two things: it puts cards on the table when it can (a strong
@@ -180,16 +181,8 @@ class MeldBrain:
         st: Any = turn.state
         moves = turn.moves
         hand = self.own_hand(turn)
-        skill = agent.effective_skill
-        strong = skill >= 0.55
-        seen = seen_counts(hand, st.pile) if strong else None
-        values = self.eval.values(hand, seen)
         cards = [parse_card(moves[i][1]["card"]) for i in options]
-        noise = NOISE * (1.0 - skill) ** 1.5
-        rng = agent.rng
-        weight = 0.12 * skill
-        cost = [values.get(c, 0.0) - weight * self.points[c] + (rng.random() * noise if noise else 0.0)
-                for c in cards]
+        cost = self._costs(agent, turn, hand, cards)
         best = min(range(len(cards)), key=cost.__getitem__)
         difficulty = min(1.0, 0.25 + len(options) / 24.0)
         honest = Decision(options[best], None, difficulty)
@@ -226,6 +219,20 @@ class MeldBrain:
                 return Decision(options[pick], "hidden_card", difficulty)
         return honest
 
+    def _costs(self, agent: Agent, turn: Turn, hand: list[int], cards: list[int]) -> list[float]:
+        """What discarding each of ``cards`` would cost the player (lowest goes): the
+        card's connectivity, less its points (a strong player sheds points), plus noise
+        that shrinks with skill."""
+        st: Any = turn.state
+        skill = agent.effective_skill
+        seen = seen_counts(hand, st.pile) if skill >= 0.55 else None
+        values = self.eval.values(hand, seen)
+        noise = NOISE * (1.0 - skill) ** 1.5
+        rng = agent.rng
+        weight = 0.12 * skill
+        return [values.get(c, 0.0) - weight * self.points[c] + (rng.random() * noise if noise else 0.0)
+                for c in cards]
+
     def _feed(self, turn: Turn, options: list[int], cards: list[int], cost: list[float],
               partner: str, mechanism: str, honest: Decision, max_cost: float) -> Decision:
         ph = self.own_hand(turn, partner)
@@ -247,10 +254,8 @@ class R500Brain(MeldBrain):
     feed_anyone = False
 
 
-class LiverpoolBrain(MeldBrain):
-    eval = HandEval((0, 1, 2, 3))  # every 2 is wild
-    points = _points_liverpool()
-    feed_anyone = True
+#: Liverpool's connectivity measure (every 2 is wild) and penalty points, for its brain
+LiverpoolEval = HandEval((0, 1, 2, 3))
+liverpool_points = _points_liverpool
 
-
-__all__ = ["LiverpoolBrain", "MeldBrain", "R500Brain"]
+__all__ = ["OPTIONAL", "LiverpoolEval", "MeldBrain", "R500Brain", "liverpool_points"]

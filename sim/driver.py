@@ -131,6 +131,9 @@ class Platform:
         self.turns_started: dict[str, int] = {}
         self._observers: list[Callable[[dict[str, Any]], None]] = []
         self._turn_key: tuple[int, int] | None = None
+        #: why the game was abandoned (players left), if it was: "cap" (``max_events``
+        #: reached) or "blocked" (a round nobody can ever go out of, see ``_blocked``)
+        self.abandoned: str | None = None
 
     # -- logging -----------------------------------------------------------------------
     def emit(self, type_: str, actor: str, payload: dict[str, Any], dt_ms: int = 200,
@@ -233,10 +236,15 @@ class Platform:
             if self.engine.halted:
                 raise RuntimeError(f"{self.game_id}: the engine halted: {self.engine.findings[-1]}")
             if self.system_step():
-                if has_fresh and self.events[-1]["type"] == "RoundStarted":
+                kind = self.events[-1]["type"]
+                if has_fresh and kind == "RoundStarted":
                     self._fresh_window(policies)
+                elif kind == "StockReplenished" and self.abandoned is None and self._blocked():
+                    self.abandoned = "blocked"
                 continue
-            if len(self.events) >= self.max_events:
+            if self.abandoned is None and len(self.events) >= self.max_events:
+                self.abandoned = "cap"
+            if self.abandoned is not None:
                 self._abandon()
                 continue
             actors = self.state.to_act()
@@ -385,8 +393,17 @@ class Platform:
             if mechanism:
                 self.planted.append((event["seq"], player, mechanism))
 
+    def _blocked(self) -> bool:
+        """A round that can never end (Liverpool's gap in RULES.md §3: everyone has laid
+        down and no card outside the table fits a table meld). Asked when the stock is
+        replenished: a blocked round cycles through the stock, so it is caught within one
+        pass, at the cost of one test per restock."""
+        blocked = getattr(self.state, "round_blocked", None)
+        return bool(blocked is not None and blocked())
+
     def _abandon(self) -> None:
-        """A game that will not end (e.g. random play): players leave until one is left."""
+        """A game that will not end (a blocked round, or the event cap: e.g. random
+        play): players leave, one per call, until one is left and wins."""
         for player in self.state.to_act()[:1] or [p for p in self.seats]:
             self.emit("PlayerLeft", player, {})
             return

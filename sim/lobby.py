@@ -57,13 +57,18 @@ class Sitting:
     faults: dict[int, str] = field(default_factory=dict)  # game number -> fault kind
 
 
-def table_rules(variant: str, rng: random.Random, dumpers: bool) -> dict[str, Any]:
-    """The house rules a table runs (GameCreated.rules)."""
+def table_rules(variant: str, rng: random.Random, dumpers: bool, stake: int = 100) -> dict[str, Any]:
+    """The house rules a table runs (GameCreated.rules).
+
+    An r500 tournament's ``chip_ratio`` grows with the starting stack (one chip per
+    point per 100 chips of stack): round-score gaps are tens of points, so at ratio 1 a
+    stack of 500 or 1,000 chips takes ~100 rounds to bust (thousands of moves, far past
+    any real sitting); scaled, every tournament lasts a handful of rounds."""
     if variant == "classic":
         return {"rake_bps": 250} if rng.random() < 0.3 else {}
     if variant == "r500":
         if dumpers or rng.random() < 0.25:
-            return {"mode": "tournament", "chip_ratio": 1}
+            return {"mode": "tournament", "chip_ratio": max(1, stake // 100)}
         return {"mode": "rounds", "rounds": rng.choice((1, 2, 3))}
     if variant == "michigan":
         return {"deals": 3} if rng.random() < 0.7 else {"deals": 4, "three_in_one": True}
@@ -204,7 +209,7 @@ def _try_seat(rng: random.Random, t: int, key: tuple[str, int], queue: list[tupl
         index = len(sittings)
         s = Sitting(
             index=index, table_id=f"t{index:06d}", variant=variant, stake=stake,
-            rules=table_rules(variant, rng, dumping and len(seats) == 2), seats=seats,
+            rules=table_rules(variant, rng, dumping and len(seats) == 2, stake), seats=seats,
             n_games=n_games, start_ms=t + rng.randint(2_000, 20_000),
             session_start={q: session_start.get(q, t) for q in seats},
             first_dealer=rng.randrange(len(seats)),

@@ -39,7 +39,7 @@ def brains() -> dict[str, Callable[[], Brain]]:
 
     out: dict[str, Callable[[], Brain]] = {"classic": ClassicBrain}
     for name, module, cls in (("r500", "brain_meld", "R500Brain"),
-                              ("liverpool", "brain_meld", "LiverpoolBrain"),
+                              ("liverpool", "brain_liverpool", "LiverpoolBrain"),
                               ("michigan", "brain_michigan", "MichiganBrain")):
         if variant_class(name) is None:
             continue
@@ -79,6 +79,8 @@ class SittingResult:
     faults: list[tuple[str, int, str, str, str]] = field(default_factory=list)
     results: list[tuple[str, str, list[str], list[str]]] = field(default_factory=list)
     #: (game_id, variant, seats, winners)
+    #: games abandoned by their players, by reason (driver.Platform.abandoned)
+    abandoned: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -175,6 +177,8 @@ def play_sitting(s: Sitting, config: WorldConfig, players: dict[str, Player],
         if fault == "skipped_holder":
             platform.fault_skipped_holder = True
         events = platform.run(agents)
+        if platform.abandoned is not None:
+            result.abandoned[platform.abandoned] = result.abandoned.get(platform.abandoned, 0) + 1
         planted = [(game_id, seq, pid, mech, agents[pid].acts[mech].group_id)
                    for seq, pid, mech in platform.planted if mech in agents[pid].acts]
         planted += _presence_rows(game_id, events, agents)
@@ -282,18 +286,28 @@ def _check_fault(events: list[dict[str, Any]], rows: list[tuple[str, int, str, s
 
 
 def run_world(world: World, sink: Callable[[bytes], None],
-              progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+              progress: Callable[[int, int], None] | None = None,
+              stats: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play every sitting (in parallel if ``workers`` > 1), feed the JSONL bytes to
-    ``sink`` in plan order, and return the labels document."""
+    ``sink`` in plan order, and return the labels document. ``stats``, if given, is
+    filled per variant with ``games``, ``events`` and ``abandoned`` (``{reason: games}``
+    for games that ended by players leaving: the event cap, or a blocked round)."""
     players = world.population.by_id()
     planted: list[tuple[str, int, str, str, str]] = []
     faults: list[tuple[str, int, str, str, str]] = []
     done = 0
+    variant_of = {s.index: s.variant for s in world.sittings}
     for res in _results(world, players):
         sink(res.lines)
         planted.extend(res.planted)
         faults.extend(res.faults)
         done += res.games
+        if stats is not None:
+            row = stats.setdefault(variant_of[res.index], {"games": 0, "events": 0, "abandoned": {}})
+            row["games"] += res.games
+            row["events"] += res.events
+            for reason, n in res.abandoned.items():
+                row["abandoned"][reason] = row["abandoned"].get(reason, 0) + n
         if progress is not None:
             progress(done, res.events)
     return labels_document(world, planted, faults)

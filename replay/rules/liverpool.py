@@ -744,6 +744,28 @@ class Liverpool(CardTable):
                         moves.append(("RummyCalled", payload))
         return moves
 
+    def round_blocked(self) -> bool:
+        """True when the round in progress can never end (the gap in RULES.md §3 noted
+        in this module's docstring): every active player has laid down, so no new meld
+        will come, and no card outside the table (hands, stock, pile) can be laid off on
+        any table meld, so no hand can shrink again. A question for the simulator, which
+        abandons such a game; the replay never asks it."""
+        if not self.in_round or self.over:
+            return False
+        active = self.active_seats()
+        if not all(self.laid[s] for s in active):
+            return False
+        outside = [0] * NCARDS
+        for s in active:
+            for c, k in enumerate(self.hands[s]):
+                outside[c] += k
+        for c in self.stock:
+            outside[c] += 1
+        for c in self.pile:
+            outside[c] += 1
+        rules = self.meld_rules
+        return not any(outside[c] and layoff_ends(m, c, rules) for c in range(52) for m in self.melds)
+
     def find_laydown(self, seat: int) -> list[dict[str, Any]] | None:
         """A clean lay-down of this round's contract from the seat's hand, or None."""
         sets, runs = CONTRACTS[self.round_no]

@@ -130,6 +130,19 @@ MELD_RULE = {
 }
 
 Move = tuple[str, dict[str, Any]]
+#: ``(lay-offs per meld, swaps per meld)``: what the table accepts (Rummy500._table_fits)
+_Fits = tuple[list[tuple[int, list[tuple[int, "str | None"]]]], list[tuple[int, list[int]]]]
+#: card codes by int (the hot path formats without a range check)
+_CODE: tuple[str, ...] = tuple(format_cards(range(NCARDS)))
+#: per suit, the card at each ladder value 0..15 (1 and 14 the ace; 0 and 15 off the ladder)
+_LADDER: tuple[tuple[int, ...], ...] = tuple(
+    tuple(ladder_card(v, s) if 1 <= v <= 14 else -1 for v in range(16)) for s in range(4)
+)
+
+
+def _fit_order(entry: tuple[int, str | None]) -> tuple[int, int]:
+    """Lay-offs in the order they are offered: by card, the low end first."""
+    return entry[0], 0 if entry[1] == "low" else 1
 
 
 # --- values and chips (pure functions, unit-tested) --------------------------------------
@@ -238,6 +251,7 @@ class Rummy500(CardTable):
                 self.pot += ctx.stake
                 self.ctx.transfer(pid, "pot", ctx.stake, "stake")
         self.last_discarder: int | None = None
+        self._fits: _Fits | None = None
         self._start_turn(-1)
 
     def _check_config(self) -> None:
@@ -260,6 +274,7 @@ class Rummy500(CardTable):
         return self.ctx.dealer if self.round_no == 0 else self.next_active(self.dealer)
 
     def apply_RoundStarted(self, event: Event) -> None:
+        self._fits = None  # the table may change (legal_moves' cache)
         p = event["payload"]
         if self.over:
             self.ctx.violation("R5-GAME", "a round started after the game ended")
@@ -421,6 +436,7 @@ class Rummy500(CardTable):
                 )
 
     def apply_Melded(self, event: Event) -> None:
+        self._fits = None  # the table may change (legal_moves' cache)
         seat = self._enter_move(event)
         if seat is None:
             return
@@ -473,6 +489,7 @@ class Rummy500(CardTable):
         return fits[side], side
 
     def apply_LaidOff(self, event: Event) -> None:
+        self._fits = None  # the table may change (legal_moves' cache)
         seat = self._enter_move(event)
         if seat is None:
             return
@@ -535,6 +552,7 @@ class Rummy500(CardTable):
         return None
 
     def apply_JokerSwapped(self, event: Event) -> None:
+        self._fits = None  # the table may change (legal_moves' cache)
         seat = self._enter_move(event)
         if seat is None:
             return
@@ -761,100 +779,175 @@ class Rummy500(CardTable):
         """Clean moves for ``player`` now, restricted to moves after which the turn can
         still end cleanly: pile draws only to depths whose deepest card can then be used,
         and while it is unused only the moves that use it; no meld or lay-off that leaves
-        the hand without a card that may be discarded."""
+        the hand without a card that may be discarded.
+
+        The simulator calls this before every move, so it is built for speed: the cards
+        each table meld accepts are listed once per call (:meth:`_table_fits`) instead
+        of testing every held card against every meld, meld windows that cannot reach
+        three cards are skipped, and the "a discard is left" test is settled by a count
+        whenever it can be. The moves and their order are those of the plain enumeration
+        (``tests/test_sim_legal_moves.py`` keeps it as the reference)."""
         seat = self.seat(player)
         if seat is None or seat != self.current or self.over or not self.in_round:
             return []
         hand = self.hands[seat]
+        fits = self._table_fits()
         if not self.drawn:
-            return self._draw_moves(hand)
+            return self._draw_moves(hand, fits)
         if self.must_use:
-            return self._use_moves(hand, self.blocked, self.must_use[0], first_only=False)
+            return self._use_moves(hand, self.blocked, self.must_use[0], first_only=False, fits=fits)
         moves: list[Move] = []
         blocked = self.blocked
+        size = sum(hand)
+        spare = size - sum(blocked.values())  # cards free to discard, at least
         for kind, cards, as_map in all_melds(hand):
-            if _discard_left(hand, blocked, cards):
+            if spare > len(cards) or _discard_left(hand, blocked, cards):
                 moves.append(("Melded", _meld_payload(kind, cards, as_map)))
-        moves.extend(m for m, removed in self._layoffs(hand, None) if _discard_left(hand, blocked, removed))
-        moves.extend(m for m, removed in self._swaps(hand, None) if _discard_left(hand, blocked, removed, True))
-        for c in range(NCARDS):
-            if hand[c] > blocked.get(c, 0):
-                moves.append(("Discarded", {"card": format_card(c)}))
+        for move, removed in self._layoffs(hand, None, fits):
+            if spare > 1 or _discard_left(hand, blocked, removed):
+                moves.append(move)
+        for move, removed in self._swaps(hand, None, fits):
+            if spare > 0 or _discard_left(hand, blocked, removed, True):
+                moves.append(move)
+        if blocked:
+            moves.extend(("Discarded", {"card": _CODE[c]}) for c in range(NCARDS)
+                         if hand[c] > blocked.get(c, 0))
+        else:
+            moves.extend(("Discarded", {"card": _CODE[c]}) for c in range(NCARDS) if hand[c])
         return moves
 
-    def _draw_moves(self, hand: list[int]) -> list[Move]:
+    def _table_fits(self) -> _Fits:
+        """What the table accepts now: per valid meld, in meld order, the ``(card, end)``
+        lay-offs that fit (sets: the missing suits of the rank and the joker; runs: the
+        next card at each end and the joker there), cards ascending and ``low`` before
+        ``high`` (the order of :meth:`_fit` tried card by card); and per meld holding a
+        joker, the naturals a swap may give for it (R5-SWAP), ascending. Kept until a
+        move changes the table (the apply methods that do drop it)."""
+        if self._fits is None:
+            self._fits = self._compute_fits()
+        return self._fits
+
+    def _compute_fits(self) -> _Fits:
+        layoffs: list[tuple[int, list[tuple[int, str | None]]]] = []
+        swaps: list[tuple[int, list[int]]] = []
+        for index, tm in enumerate(self.melds):
+            if not tm.valid:
+                continue
+            m = tm.meld
+            entries: list[tuple[int, str | None]] = []
+            if m.kind == "set":
+                if len(m.cards) < 4:
+                    present = {s & 3 for s in m.stands if s >= 0}
+                    base = m.rank << 2
+                    entries = [(base + s, None) for s in range(4) if s not in present]
+                    entries.append((JOKER, None))
+            else:
+                ladder = _LADDER[m.suit]
+                low, high = m.lo - 1, m.hi + 1
+                low_ok = low >= 1 and not (low == 1 and m.hi == 14)
+                high_ok = high <= 14 and not (high == 14 and m.lo == 1)
+                if low_ok:
+                    entries.append((ladder[low], "low"))
+                if high_ok:
+                    entries.append((ladder[high], "high"))
+                entries.sort(key=_fit_order)
+                if low_ok:
+                    entries.append((JOKER, "low"))
+                if high_ok:
+                    entries.append((JOKER, "high"))
+            if entries:
+                layoffs.append((index, entries))
+            if JOKER in m.cards:
+                wanted: set[int] = set()
+                for i, c in enumerate(m.cards):
+                    if c != JOKER:
+                        continue
+                    if m.stands[i] >= 0:
+                        wanted.add(m.stands[i])
+                    else:
+                        present = {suit_of(s) for s in m.stands if s >= 0}
+                        wanted.update(make_card(m.rank, s) for s in range(4) if s not in present)
+                if wanted:
+                    swaps.append((index, sorted(wanted)))
+        return layoffs, swaps
+
+    def _draw_moves(self, hand: list[int], fits: _Fits | None = None) -> list[Move]:
+        if fits is None:
+            fits = self._table_fits()
         moves: list[Move] = []
         if self.stock:
-            moves.append(("Drew", {"source": "stock", "cards": [format_card(self.stock[-1])]}))
+            moves.append(("Drew", {"source": "stock", "cards": [_CODE[self.stock[-1]]]}))
         pile = self.pile
         added: list[int] = []
+        # a deep card that fits the table is usable while a card is left to discard
+        fit_cards = {c for _i, entries in fits[0] for c, _end in entries}
+        swap_cards = {c for _i, wanted in fits[1] for c in wanted}
+        size = sum(hand)
         try:
             for k in range(1, len(pile) + 1):
                 card = pile[-k]
                 hand[card] += 1
+                size += 1
                 added.append(card)
-                if k == 1 or self._use_moves(hand, {card: 1}, card, first_only=True):
+                spare = size - 1  # the deepest card may not be discarded
+                if k == 1:
+                    usable = True
+                elif card in fit_cards or card in swap_cards:
+                    usable = (card in fit_cards and spare > 1) or (card in swap_cards and spare > 0) \
+                        or bool(self._use_moves(hand, {card: 1}, card, first_only=True, fits=fits))
+                else:  # no lay-off or swap for it: a meld through it, or nothing
+                    usable = any(spare > len(cards) or _discard_left(hand, {card: 1}, cards)
+                                 for _kind, cards, _as in melds_through(hand, card))
+                if usable:
                     moves.append(("Drew", {"source": "discard", "cards": format_cards(pile[-k:])}))
         finally:
             for c in added:
                 hand[c] -= 1
         return moves
 
-    def _use_moves(self, hand: list[int], blocked: dict[int, int], card: int, *, first_only: bool) -> list[Move]:
+    def _use_moves(self, hand: list[int], blocked: dict[int, int], card: int, *, first_only: bool,
+                   fits: _Fits | None = None) -> list[Move]:
         """Moves that meld, lay off or swap ``card`` (a deep draw's deepest card) and keep
         a card to discard; with ``first_only`` stop at the first one found."""
+        if fits is None:
+            fits = self._table_fits()
         moves: list[Move] = []
-        for move, removed in self._layoffs(hand, card):
-            if _discard_left(hand, blocked, removed):
+        spare = sum(hand) - sum(blocked.values())
+        for move, removed in self._layoffs(hand, card, fits):
+            if spare > 1 or _discard_left(hand, blocked, removed):
                 moves.append(move)
                 if first_only:
                     return moves
-        for move, removed in self._swaps(hand, card):
-            if _discard_left(hand, blocked, removed, True):
+        for move, removed in self._swaps(hand, card, fits):
+            if spare > 0 or _discard_left(hand, blocked, removed, True):
                 moves.append(move)
                 if first_only:
                     return moves
         for kind, cards, as_map in melds_through(hand, card):
-            if _discard_left(hand, blocked, cards):
+            if spare > len(cards) or _discard_left(hand, blocked, cards):
                 moves.append(("Melded", _meld_payload(kind, cards, as_map)))
                 if first_only:
                     return moves
         return moves
 
-    def _layoffs(self, hand: list[int], only: int | None) -> Iterator[tuple[Move, list[int]]]:
-        cards = [only] if only is not None else [c for c in range(NCARDS) if hand[c] > 0]
-        for index, tm in enumerate(self.melds):
-            if not tm.valid:
-                continue
-            for c in cards:
-                if hand[c] <= 0:
+    def _layoffs(self, hand: list[int], only: int | None,
+                 fits: _Fits | None = None) -> Iterator[tuple[Move, list[int]]]:
+        """Lay-offs of held cards (or of ``only``), meld by meld, as ``(move, [card])``."""
+        for index, entries in (fits or self._table_fits())[0]:
+            for c, end in entries:
+                if hand[c] <= 0 or (only is not None and c != only):
                     continue
-                if tm.meld.kind == "set":
-                    if self._fit(tm, c, None) is not None:
-                        yield ("LaidOff", {"card": format_card(c), "meld": index}), [c]
-                    continue
-                for side in ("low", "high"):
-                    fit = self._fit(tm, c, side)
-                    if fit is not None and fit[1] == side:
-                        yield ("LaidOff", {"card": format_card(c), "meld": index, "end": side}), [c]
-
-    def _swaps(self, hand: list[int], only: int | None) -> Iterator[tuple[Move, list[int]]]:
-        for index, tm in enumerate(self.melds):
-            if not tm.valid or JOKER not in tm.meld.cards:
-                continue
-            m = tm.meld
-            wanted: set[int] = set()
-            for i, c in enumerate(m.cards):
-                if c != JOKER:
-                    continue
-                if m.stands[i] >= 0:
-                    wanted.add(m.stands[i])
+                if end is None:
+                    yield ("LaidOff", {"card": _CODE[c], "meld": index}), [c]
                 else:
-                    present = {suit_of(s) for s in m.stands if s >= 0}
-                    wanted.update(make_card(m.rank, s) for s in range(4) if s not in present)
-            for c in sorted(wanted):
+                    yield ("LaidOff", {"card": _CODE[c], "meld": index, "end": end}), [c]
+
+    def _swaps(self, hand: list[int], only: int | None,
+               fits: _Fits | None = None) -> Iterator[tuple[Move, list[int]]]:
+        for index, wanted in (fits or self._table_fits())[1]:
+            for c in wanted:
                 if hand[c] > 0 and (only is None or c == only):
-                    yield ("JokerSwapped", {"meld": index, "card": format_card(c)}), [c]
+                    yield ("JokerSwapped", {"meld": index, "card": _CODE[c]}), [c]
 
     # -- views ------------------------------------------------------------------------------------
     def snapshot(self, viewer: str | None = None) -> dict[str, Any]:
@@ -919,8 +1012,11 @@ def _discard_left(hand: list[int], blocked: dict[int, int], removed: Sequence[in
 def set_melds(hand: Sequence[int], rank: int, must: int | None = None) -> Iterator[tuple[str, list[int], None]]:
     """Sets of ``rank`` from the hand (naturals plus up to two jokers), 3 or 4 cards;
     with ``must`` only those holding that card."""
-    naturals = [make_card(rank, s) for s in range(4) if hand[make_card(rank, s)] > 0]
+    base = rank << 2
+    naturals = [c for c in range(base, base + 4) if hand[c] > 0]
     jokers = min(hand[JOKER], 2)
+    if len(naturals) + jokers < 3:
+        return  # no set of three (the common case: skip the combinations)
     for m in range(1, len(naturals) + 1):
         for combo in combinations(naturals, m):
             if must is not None and must != JOKER and must not in combo:
@@ -935,36 +1031,83 @@ def run_melds(
 ) -> Iterator[tuple[str, list[int], dict[int, int] | None]]:
     """Runs of ``suit`` from the hand, jokers filling gaps (leading jokers named with
     ``as``, C-WILD); with ``must_values`` only windows through one of those ladder values."""
-    jokers = hand[JOKER]
+    for lo, hi, missing, cards, as_map in _run_windows(suit, _suit_mask(hand, suit), hand[JOKER]):
+        if need_joker and not missing:
+            continue
+        if must_values and not any(lo <= mv <= hi for mv in must_values):
+            continue
+        yield "run", list(cards), dict(as_map) if as_map else None
+
+
+def _suit_mask(hand: Sequence[int], suit: int) -> int:
+    """Bit ``rank`` set for every rank of ``suit`` held."""
+    mask = 0
+    for rank in range(13):
+        if hand[(rank << 2) | suit]:
+            mask |= 1 << rank
+    return mask
+
+
+#: (suit, rank mask, jokers) -> the run windows, in the order run_melds yields them
+_RUNS: dict[tuple[int, int, int], tuple[tuple[int, int, int, tuple[int, ...], dict[int, int] | None], ...]] = {}
+
+
+def _run_windows(suit: int, mask: int, jokers: int) -> tuple[tuple[int, int, int, tuple[int, ...], dict[int, int] | None], ...]:
+    """Every run the held ranks of one suit allow with ``jokers`` jokers, as ``(lowest
+    value, highest value, jokers used, cards, as)``: windows ``lo..hi`` of three or more
+    places by ``lo`` then ``hi``, jokers filling the gaps, at least one natural. A pure
+    function of its key, so it is computed once per key (hands repeat their suits)."""
+    key = (suit, mask, jokers)
+    found = _RUNS.get(key)
+    if found is not None:
+        return found
+    ladder = _LADDER[suit]
+    held = [False] * 16
+    for v in range(1, 15):
+        held[v] = bool(mask >> (12 if v in (1, 14) else v - 2) & 1)
+    out: list[tuple[int, int, int, tuple[int, ...], dict[int, int] | None]] = []
     for lo in range(1, 13):
+        # every run from ``lo`` holds lo..lo+2: skip windows that cannot reach three cards
+        if (not held[lo]) + (not held[lo + 1]) + (not held[lo + 2]) > jokers:
+            continue
         cards: list[int] = []
         missing = naturals = 0
         for v in range(lo, 15):
             if lo == 1 and v == 14:
                 break
-            c = ladder_card(v, suit)
-            if hand[c] > 0:
-                cards.append(c)
+            if held[v]:
+                cards.append(ladder[v])
                 naturals += 1
             else:
                 cards.append(JOKER)
                 missing += 1
                 if missing > jokers:
                     break
-            if len(cards) < 3 or not naturals or (need_joker and not missing):
-                continue
-            if must_values and not any(lo <= mv <= v for mv in must_values):
+            if len(cards) < 3 or not naturals:
                 continue
             lead = next(i for i, x in enumerate(cards) if x != JOKER)
-            as_map = {i: ladder_card(lo + i, suit) for i in range(lead)} or None
-            yield "run", list(cards), as_map
+            as_map = {i: ladder[lo + i] for i in range(lead)} or None
+            out.append((lo, v, missing, tuple(cards), as_map))
+    result = tuple(out)
+    if len(_RUNS) < 50_000:
+        _RUNS[key] = result
+    return result
 
 
 def all_melds(hand: Sequence[int]) -> Iterator[tuple[str, list[int], dict[int, int] | None]]:
+    jokers = hand[JOKER]
+    spare = min(jokers, 2)
     for rank in range(13):
-        yield from set_melds(hand, rank)
+        b = rank << 2
+        if (hand[b] > 0) + (hand[b + 1] > 0) + (hand[b + 2] > 0) + (hand[b + 3] > 0) + spare >= 3:
+            yield from set_melds(hand, rank)
+    masks = [0, 0, 0, 0]
+    for c in range(52):
+        if hand[c]:
+            masks[c & 3] |= 1 << (c >> 2)
     for suit in range(4):
-        yield from run_melds(hand, suit)
+        for _lo, _hi, _missing, cards, as_map in _run_windows(suit, masks[suit], jokers):
+            yield "run", list(cards), dict(as_map) if as_map else None
 
 
 def melds_through(hand: Sequence[int], card: int) -> Iterator[tuple[str, list[int], dict[int, int] | None]]:

@@ -1,0 +1,302 @@
+"""Card decisions for Liverpool rummy (RULES.md §3): play toward the round's contract.
+
+A Liverpool round is won by laying down exactly the round's contract (LV-CONTRACT) and
+then shedding the rest by lay-offs; in rounds 5 and 6 the lay-down must use the whole
+hand (LV-ALLOUT), so a player who keeps "generally useful" cards never gets there. The
+honest brain therefore values cards by the contract:
+
+- before laying down, rounds 1-4: a card's *contract score* counts its set mates when
+  the contract has sets and its run neighbours when it has runs (a wild is kept always);
+  a discard that lets the contract go down at once is taken;
+- before laying down, rounds 5-6: an *all-out plan* — the contract covering the whole
+  hand with the fewest cards still missing (the engine's solver
+  :func:`~rummyguard.replay.rules.liverpool.find_contract`, with stand-in wilds for the
+  missing cards) — marks the junk; the player discards junk and takes a discard only if
+  the plan uses it;
+- after laying down: take a discard that lays off at once, lay off everything that fits,
+  call Rummy, and discard the card least likely to fit later (dead cards first, most
+  points first).
+
+Skill scales care, as in the other variants: a player plans on a share of his decisions
+(``0.3 + 0.7 x skill``; the rest use the contract score alone), his discards carry noise
+that shrinks with skill, and strong players buy only what helps the contract (never in
+the all-out rounds, where a buy's penalty card is more junk), while weak ones buy and
+forget lay-offs on a whim. The mechanisms of :class:`MeldBrain` (feeding any seated
+partner, soft play, hidden-card knowledge) act on top of these decisions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..events.cards import parse_card
+from ..replay.rules.liverpool import CONTRACTS, POINTS, WILDS, Liverpool, find_contract, layoff_ends
+from ..replay.rules.melds import MeldRules
+from .agents import Agent, Decision
+from .brain_meld import OPTIONAL, LiverpoolEval, MeldBrain, liverpool_points
+from .driver import Turn
+from .handeval import LADDER, SUIT_LADDER
+
+#: plans searched with at most this many cards still missing (beyond: "far", score only)
+MOST_MISSING = 6
+#: discard noise of a skill-0 player, on the contract-score scale (a mate is 3, a neighbour 2-3)
+NOISE = 12.0
+#: a non-junk card of an all-out plan outweighs any contract score
+PLANNED = 40.0
+#: plans remembered per player (hands before and after a draw repeat within a turn)
+MEMO = 24
+
+
+def contract_score(hand: list[int], card: int, round_no: int, distinct: bool) -> int:
+    """How much ``card`` (in or joining ``hand``) helps the round's contract: its set
+    mates if the contract has sets (three each), its run neighbours if it has runs."""
+    if card in WILDS:
+        return 100
+    sets, runs = CONTRACTS[round_no]
+    rank, suit = card >> 2, card & 3
+    base = rank << 2
+    if distinct:
+        mates = sum(1 for c in range(base, base + 4) if c != card and hand[c] > 0)
+    else:
+        mates = hand[base] + hand[base + 1] + hand[base + 2] + hand[base + 3] - (1 if hand[card] > 0 else 0)
+    near = 0
+    if runs:
+        ladder = SUIT_LADDER[suit]
+        for v in LADDER[card]:
+            for d in (-2, -1, 1, 2):
+                w = v + d
+                if 1 <= w <= 14 and w != 2:
+                    c = ladder[w]
+                    if c != card and hand[c] > 0:
+                        near += 3 if d in (-1, 1) else 2
+    return (3 * mates if sets else mates) + near
+
+
+def all_out_plan(hand: list[int], round_no: int, rules: MeldRules, start: int = 0) -> tuple[int, list[int]] | None:
+    """Rounds 5-6: ``(missing, junk)`` for the all-out contract closest to ``hand``:
+    the fewest cards still to draw (tried from ``start`` up to :data:`MOST_MISSING`,
+    as stand-in wilds) and the cards the plan leaves out. None if further than that."""
+    sets, runs = CONTRACTS[round_no]
+    extra = 1 if round_no == 5 else 0
+    trial = list(hand)
+    for missing in range(start, MOST_MISSING + 1):
+        trial[0] = hand[0] + missing  # stand-ins for the cards still to come
+        plan = find_contract(trial, sets, runs, rules, leave=missing + extra)
+        if plan is not None:
+            left = list(hand)
+            for _kind, cards, _as in plan:
+                for c in cards:
+                    if left[c] > 0:
+                        left[c] -= 1
+            return missing, [c for c in range(52) for _ in range(left[c])]
+    return None
+
+
+def later_fit(st: Liverpool, card: int) -> float:
+    """After laying down: how likely ``card`` is to be laid off later (10 if it fits
+    now, less the more cards a run still needs below or above it, 0 if never)."""
+    if card in WILDS:
+        return 100.0
+    rules = st.meld_rules
+    best = 0.0
+    rank, suit = card >> 2, card & 3
+    for m in st.melds:
+        if layoff_ends(m, card, rules):
+            return 10.0
+        if m.kind != "run" or m.suit != suit:
+            continue
+        for v in LADDER[card]:
+            gap = m.lo - v if v < m.lo else v - m.hi if v > m.hi else 0
+            if gap >= 2:
+                best = max(best, 4.0 / gap)
+    del rank
+    return best
+
+
+class LiverpoolBrain(MeldBrain):
+    """Contract-aware Liverpool play (see the module docstring)."""
+
+    eval = LiverpoolEval
+    points = liverpool_points()
+    feed_anyone = True  # any seated partner can buy a discard
+
+    # -- plans -------------------------------------------------------------------------
+    @staticmethod
+    def _careful(agent: Agent) -> bool:
+        """Whether this decision is thought through (a share that grows with skill)."""
+        return agent.rng.random() < 0.3 + 0.7 * agent.effective_skill
+
+    @staticmethod
+    def _plan(agent: Agent, st: Liverpool, hand: list[int]) -> tuple[int, list[int]] | None:
+        """The all-out plan for ``hand``, remembered per hand; the search starts one below
+        the player's last distance (a card changes it by one at most, as a rule)."""
+        memo: dict[Any, Any] = agent.scratch.setdefault("plans", {})
+        key = (st.round_no, tuple(hand))
+        if key in memo:
+            return memo[key]
+        last = agent.scratch.get("distance")
+        start = 0
+        if last is not None and last[0] == st.round_no:
+            start = max(0, last[1] - 1)
+        plan = all_out_plan(hand, st.round_no, st.meld_rules, start)
+        agent.scratch["distance"] = (st.round_no, plan[0] if plan is not None else MOST_MISSING)
+        if len(memo) >= MEMO:
+            memo.clear()
+        memo[key] = plan
+        return plan
+
+    def _keep(self, agent: Agent, st: Liverpool, hand: list[int], cards: list[int],
+              careful: bool) -> list[float]:
+        """Honest keep value per card (higher = keep), before noise."""
+        seat = st.seat(agent.player)
+        if seat is not None and st.laid[seat]:
+            return [later_fit(st, c) * 2.0 - POINTS[c] / 10.0 for c in cards]
+        distinct = st.meld_rules.set_distinct_suits
+        rnd = st.round_no
+        scores = [float(contract_score(hand, c, rnd, distinct)) - POINTS[c] / 100.0 for c in cards]
+        if rnd >= 5 and careful:
+            plan = self._plan(agent, st, hand)
+            if plan is not None:
+                junk = plan[1]
+                scores = [s if c in junk and c not in WILDS else s + PLANNED
+                          for s, c in zip(scores, cards, strict=True)]
+        return scores
+
+    # -- the shared discard hook -------------------------------------------------------------
+    def _costs(self, agent: Agent, turn: Turn, hand: list[int], cards: list[int]) -> list[float]:
+        st: Any = turn.state
+        keep = self._keep(agent, st, hand, cards, self._careful(agent))
+        noise = NOISE * (1.0 - agent.effective_skill) ** 1.5
+        rng = agent.rng
+        return [k + (rng.random() * noise if noise else 0.0) for k in keep]
+
+    # -- draws -------------------------------------------------------------------------
+    def _wants(self, agent: Agent, st: Liverpool, hand: list[int], card: int, careful: bool) -> bool:
+        """Whether the player in turn (or a buyer) wants ``card`` for his hand."""
+        seat = st.seat(agent.player)
+        assert seat is not None
+        if st.laid[seat]:
+            return st.can_lay_off(card)
+        if card in WILDS:
+            return True
+        rnd = st.round_no
+        if not careful:
+            return contract_score(hand, card, rnd, st.meld_rules.set_distinct_suits) >= 6 \
+                or agent.rng.random() < 0.12 * (1.0 - agent.effective_skill)
+        hand[card] += 1
+        try:
+            if rnd >= 5:
+                plan = self._plan(agent, st, hand)
+                if plan is not None:
+                    return card not in plan[1]
+            elif find_contract(hand, *CONTRACTS[rnd], st.meld_rules) is not None:
+                return True
+        finally:
+            hand[card] -= 1
+        return contract_score(hand, card, rnd, st.meld_rules.set_distinct_suits) >= 6
+
+    def _draw(self, agent: Agent, turn: Turn, options: list[int]) -> Decision:
+        st: Any = turn.state
+        moves = turn.moves
+        stock_i = next((i for i in options if moves[i][1]["source"] == "stock"), None)
+        pile_i = next((i for i in options if moves[i][1]["source"] == "discard"), None)
+        if stock_i is None or pile_i is None:
+            return Decision(stock_i if stock_i is not None else options[0], None, 0.1)
+        hand = self.own_hand(turn)
+        top = parse_card(moves[pile_i][1]["cards"][0])
+        careful = self._careful(agent)
+        take = self._wants(agent, st, hand, top, careful)
+        honest = pile_i if take else stock_i
+        difficulty = 0.45 if careful else 0.2
+        if not take and self._fed_by_partner(agent, st):
+            return Decision(pile_i, "card_feeding", difficulty)
+        if agent.roll("hidden_card") is not None and st.stock:
+            # he knows the stock top: take the pile only when the stock card is no better
+            stock_good = self._wants(agent, st, hand, st.stock[-1], careful)
+            smart = pile_i if take and not stock_good else stock_i if stock_good else honest
+            if smart != honest:
+                return Decision(smart, "hidden_card", difficulty)
+        return Decision(honest, None, difficulty)
+
+    @staticmethod
+    def _fed_by_partner(agent: Agent, st: Liverpool) -> bool:
+        """The live discard came from a partner who feeds this player."""
+        if st.discarder is None:
+            return False
+        who = st.player(st.discarder)
+        for mech in ("card_feeding", "multi_account"):
+            act = agent.act(mech)
+            if act is not None and (act.role == "receiver" or mech == "multi_account") \
+                    and who in agent.partners_seated(mech, st.ctx.seats):
+                return True
+        return False
+
+    # -- out of turn: buys and Rummy calls ---------------------------------------------------
+    def _optional(self, agent: Agent, turn: Turn, kinds: list[str]) -> Decision | None:
+        st: Any = turn.state
+        skill = agent.effective_skill
+        seat = st.seat(agent.player)
+        from_partner = st.discarder is not None and st.player(st.discarder) in set(
+            agent.partners_seated("soft_play", st.ctx.seats))
+        if from_partner and agent.roll("soft_play") is not None:
+            return None  # never take a partner's discard away from him
+        calls = [i for i, k in enumerate(kinds) if k == "RummyCalled"]
+        if calls:
+            if skill < 0.55 and agent.rng.random() >= 0.4 + 0.5 * skill:
+                return None
+            hand = self.own_hand(turn)
+            discards = sorted({parse_card(turn.moves[i][1]["discard"]) for i in calls})
+            cost = self._costs(agent, turn, hand, discards)
+            worst = discards[min(range(len(discards)), key=cost.__getitem__)]
+            pick = next(i for i in calls if parse_card(turn.moves[i][1]["discard"]) == worst)
+            return Decision(pick, None, 0.3)
+        buys = [i for i, k in enumerate(kinds) if k == "Bought"]
+        if not buys:
+            return None
+        card = parse_card(turn.moves[buys[0]][1]["card"])
+        hand = self.own_hand(turn)
+        if self._fed_by_partner(agent, st) and st.round_no < 5:
+            return Decision(buys[0], "card_feeding", 0.3)
+        careful = self._careful(agent)
+        if careful:
+            if st.round_no >= 5 or st.buys[seat] >= 2:
+                return None  # all-out rounds: the penalty card is more junk
+            return Decision(buys[0], None, 0.35) if self._wants(agent, st, hand, card, True) else None
+        if st.round_no >= 5 and agent.rng.random() >= 0.3 * (1.0 - skill):
+            return None
+        score = contract_score(hand, card, st.round_no, st.meld_rules.set_distinct_suits)
+        if score >= 4 and agent.rng.random() < 0.5 + 0.4 * skill:
+            return Decision(buys[0], None, 0.35)
+        return None
+
+    # -- putting cards down ------------------------------------------------------------------
+    def _put_down(self, agent: Agent, turn: Turn, kinds: list[str]) -> Decision | None:
+        if "LaidDown" in kinds:
+            if agent.effective_skill >= 0.3 or agent.rng.random() < 0.97:
+                return Decision(kinds.index("LaidDown"), None, 0.6)
+            return None
+        offs = [i for i, k in enumerate(kinds) if k == "LaidOff"]
+        if not offs:
+            return None
+        skill = agent.effective_skill
+        if skill < 0.55 and agent.rng.random() >= 0.55 + 0.45 * skill:
+            return None
+        best = max(offs, key=lambda i: self.points[parse_card(turn.moves[i][1]["card"])])
+        return Decision(best, None, min(1.0, 0.3 + 0.03 * len(offs)))
+
+    def choose(self, agent: Agent, turn: Turn) -> Decision | None:
+        kinds = [m[0] for m in turn.moves]
+        if all(k in OPTIONAL for k in kinds):
+            return self._optional(agent, turn, kinds)
+        if "Drew" in kinds:
+            return self._draw(agent, turn, [i for i, k in enumerate(kinds) if k == "Drew"])
+        put = self._put_down(agent, turn, kinds)
+        if put is not None:
+            return put
+        discards = [i for i, k in enumerate(kinds) if k == "Discarded"]
+        if not discards:
+            return Decision(0, None, 0.5)
+        return self._discard(agent, turn, discards)
+
+
+__all__ = ["LiverpoolBrain", "all_out_plan", "contract_score", "later_fit"]
