@@ -159,9 +159,25 @@ class VerifyReport:
                 "problems": [p.as_dict() for p in self.problems]}
 
 
+#: schemas of the store; DuckDB names a database after its file, so a file called
+#: ``store.duckdb`` would make ``store.events`` ambiguous (catalog or schema?)
+RESERVED_STEMS = frozenset({"store", "fraud", "main", "system", "temp"})
+
+
+def check_store_name(path: Path) -> None:
+    """Refuse file names DuckDB would turn into a catalog clashing with our schemas."""
+    stem = path.name.split(".", 1)[0]
+    if stem.lower() in RESERVED_STEMS:
+        raise StoreError(
+            f"a store may not be called {path.name!r}: DuckDB names the database after the "
+            f"file, which would clash with the schema {stem!r}; choose another name"
+        )
+
+
 def _connect(path: Path, read_only: bool, config: dict[str, Any], wait: float
              ) -> duckdb.DuckDBPyConnection:
     """Open the file, waiting up to ``wait`` seconds for another process's lock."""
+    check_store_name(path)
     deadline = time.monotonic() + wait
     while True:
         try:

@@ -112,6 +112,12 @@ def connect_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
     path = Path(path)
     if not path.is_file():
         raise QueryError(f"no store at {path} (run `rummyguard ingest` first)")
+    from .store import StoreError, check_store_name
+
+    try:
+        check_store_name(path)
+    except StoreError as exc:
+        raise QueryError(str(exc)) from None
     try:
         con = duckdb.connect(str(path), read_only=True, config=dict(READONLY_CONFIG))
     except duckdb.Error as exc:

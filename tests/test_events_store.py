@@ -249,3 +249,11 @@ def test_verify_log_cli(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "no game 'nope'" in missing.stderr
     nodb = runner.invoke(app, ["verify-log", "--db", str(tmp_path / "none.duckdb")])
     assert nodb.exit_code == 2 and "no store" in nodb.stderr
+
+
+def test_a_store_named_after_a_schema_is_refused_with_one_line(tmp_path):
+    from rummyguard.events.store import EventStore, StoreError
+
+    for name in ("store.duckdb", "fraud.db", "STORE.duckdb"):
+        with pytest.raises(StoreError, match="may not be called"):
+            EventStore.open(tmp_path / name)

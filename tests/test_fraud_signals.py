@@ -9,6 +9,7 @@ discard facts by replaying each game event by event and reading the hidden hands
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 from typing import Any
@@ -206,8 +207,9 @@ def test_jsonl_streaming_matches_grouping(tmp_path: Path) -> None:
     by_game: dict[str, list[bytes]] = {}
     for ln in mixed:
         by_game.setdefault(orjson.loads(ln)["game_id"], []).append(ln)
-    interleaved = [ln for pair in zip(*[sorted(v, key=lambda x: orjson.loads(x)["seq"])
-                                        for v in by_game.values()], strict=False) for ln in pair]
+    interleaved = [ln for row in itertools.zip_longest(*[sorted(v, key=lambda x: orjson.loads(x)["seq"])
+                                                         for v in by_game.values()])
+                   for ln in row if ln is not None]
     shuffled.write_bytes(b"\n".join(interleaved) + b"\n")
     n1, b1 = jsonl_game_batches([contiguous], batch_games=3)
     n2, b2 = jsonl_game_batches([shuffled], batch_games=3)
