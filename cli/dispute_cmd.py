@@ -119,6 +119,9 @@ def check_bundle_cmd(
     if not file.is_file():
         fail(f"no such file: {file}")
     result = check_bundle(file.read_bytes(), trusted)
+    if not result.usable and not as_json:  # unusable input: one clear line, not a report
+        reason = next((c.detail for c in result.checks if c.status == "fail"), "unreadable")
+        fail(f"{file} is not a usable dispute bundle: {reason}")
     if as_json:
         print_json({"file": str(file), "trusted_checkpoint": None if trusted is None
                     else trusted.as_mapping(), **result.to_dict()})

@@ -45,6 +45,8 @@ def scan(
             fitted = load_model(model)
         except ModelError as exc:
             fail(str(exc))
+    if not db_path(db).is_file():
+        fail(f"no store at {db_path(db)} (run `rummyguard ingest` first)")
     try:
         store = EventStore.open(db_path(db))
     except StoreError as exc:

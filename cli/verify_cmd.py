@@ -41,6 +41,8 @@ def verify(
     else:
         from ..events.store import EventStore, StoreError
 
+        if not db_path(db).is_file():
+            fail(f"no store at {db_path(db)} (give JSONL files, or `rummyguard ingest` first)")
         try:
             store = EventStore.open(db_path(db))
         except StoreError as exc:

@@ -268,14 +268,14 @@ def run_map(ray: ModuleType, parquet_dir: str | Path, manifest: pa.Table, *, ver
         cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
         actors = max(1, min(concurrency or cpus, cpus))
         ds = ray.data.read_parquet(
-            str(Path(parquet_dir).resolve()), columns=INPUT_COLUMNS,
+            str(Path(parquet_dir).resolve()),
             num_cpus=0.1,  # reading is light next to the replay
-        ).map_batches(
+        ).select_columns(INPUT_COLUMNS).map_batches(
             GameMapper,
             # the ref inside a list: fetched by each actor, not pinned as a constructor argument
             fn_constructor_kwargs={"manifest": [ray.put(manifest)], "verify": verify},
             batch_size=None, batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=actors),
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors),
             # one logical CPU stays free for Ray Data's own file listing and read tasks,
             # or they could wait forever behind the actors
             num_cpus=max(0.0, (cpus - 1) / actors),

@@ -27,18 +27,21 @@ partner, soft play, hidden-card knowledge) act on top of these decisions.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ..events.cards import parse_card
 from ..replay.rules.liverpool import CONTRACTS, POINTS, WILDS, Liverpool, find_contract, layoff_ends
-from ..replay.rules.melds import MeldRules
 from .agents import Agent, Decision
 from .brain_meld import OPTIONAL, LiverpoolEval, MeldBrain, liverpool_points
 from .driver import Turn
 from .handeval import LADDER, SUIT_LADDER
 
-#: plans searched with at most this many cards still missing (beyond: "far", score only)
+#: the distance reported for a hand with no run in sight
 MOST_MISSING = 6
+#: run windows and set ranks an all-out plan tries (the best by cards held)
+RUN_CHOICES = 8
+SET_CHOICES = 5
 #: discard noise of a skill-0 player, on the contract-score scale (a mate is 3, a neighbour 2-3)
 NOISE = 12.0
 #: a non-junk card of an all-out plan outweighs any contract score
@@ -72,24 +75,89 @@ def contract_score(hand: list[int], card: int, round_no: int, distinct: bool) ->
     return (3 * mates if sets else mates) + near
 
 
-def all_out_plan(hand: list[int], round_no: int, rules: MeldRules, start: int = 0) -> tuple[int, list[int]] | None:
-    """Rounds 5-6: ``(missing, junk)`` for the all-out contract closest to ``hand``:
-    the fewest cards still to draw (tried from ``start`` up to :data:`MOST_MISSING`,
-    as stand-in wilds) and the cards the plan leaves out. None if further than that."""
+def all_out_plan(hand: list[int], round_no: int, distinct: bool = True) -> tuple[int, list[int]]:
+    """Rounds 5-6 (LV-ALLOUT): ``(distance, junk)`` for the contract closest to covering
+    the whole hand: ``distance`` = the fewest cards still to draw (each draw replaces a
+    junk card or fills a missing place), ``junk`` = the naturals the plan leaves out.
+
+    A player's estimate, not the engine's solver (which decides whether a lay-down
+    exists, and is far too slow to run on every hand a player weighs): runs are tried
+    over windows between two held cards of a suit (the :data:`RUN_CHOICES` best, by
+    places filled), sets over the ranks with the most suits left after the runs, and a
+    plan's distance is ``max(missing places - wilds held, junk - cards the round lets
+    over)``.
+    """
     sets, runs = CONTRACTS[round_no]
-    extra = 1 if round_no == 5 else 0
-    trial = list(hand)
-    for missing in range(start, MOST_MISSING + 1):
-        trial[0] = hand[0] + missing  # stand-ins for the cards still to come
-        plan = find_contract(trial, sets, runs, rules, leave=missing + extra)
-        if plan is not None:
-            left = list(hand)
-            for _kind, cards, _as in plan:
-                for c in cards:
-                    if left[c] > 0:
-                        left[c] -= 1
-            return missing, [c for c in range(52) for _ in range(left[c])]
-    return None
+    over = 1 if round_no == 5 else 0
+    wilds = hand[0] + hand[1] + hand[2] + hand[3]
+    naturals = sum(hand[4:52])
+    windows: list[tuple[int, int, list[int]]] = []  # (missing - present, missing, cards)
+    for suit in range(4):
+        ladder = SUIT_LADDER[suit]
+        held = [v for v in range(1, 15) if v != 2 and hand[ladder[v]] > 0]
+        for i, lo in enumerate(held):
+            for hi in held[i + 1:]:
+                if lo == 1 and hi == 14:
+                    continue
+                cards = [ladder[v] for v in held[i:] if v <= hi]
+                missing = max(hi - lo + 1, 4) - len(cards)
+                windows.append((missing - len(cards), missing, cards))
+    windows.sort(key=_window_order)
+    del windows[RUN_CHOICES:]
+    best: tuple[int, int, int] | None = None
+    best_used: list[int] = []
+    left = list(hand)
+    if runs == 1:
+        combos: list[tuple[int, ...]] = [(i,) for i in range(len(windows))]
+    else:
+        combos = list(itertools.combinations(range(len(windows)), 2))
+    for combo in combos:
+        used: list[int] = []
+        missing = 0
+        ok = True
+        for i in combo:
+            _score, miss, cards = windows[i]
+            missing += miss
+            for c in cards:
+                if left[c] <= 0:
+                    ok = False
+                left[c] -= 1
+                used.append(c)
+        if ok:
+            ranks: list[tuple[int, int, list[int]]] = []  # (-covered, missing, cards)
+            for rank in range(1, 13):
+                base = rank << 2
+                if distinct:
+                    cover = [c for c in range(base, base + 4) if left[c] > 0]
+                else:
+                    cover = [c for c in range(base, base + 4) for _ in range(left[c])]
+                if cover:
+                    ranks.append((-len(cover), max(0, 3 - len(cover)), cover))
+            ranks.sort(key=_rank_order)
+            for picked in itertools.combinations(ranks[:SET_CHOICES], sets):
+                covered = len(used) + sum(-r[0] for r in picked)
+                miss = missing + sum(r[1] for r in picked)
+                junk = naturals - covered
+                key = (max(miss - wilds, junk - over, 0), miss, junk)
+                if best is None or key < best:
+                    best = key
+                    best_used = used + [c for r in picked for c in r[2]]
+        for c in used:
+            left[c] += 1
+    if best is None:  # no run window at all: everything is junk, far from out
+        return MOST_MISSING + 1, [c for c in range(4, 52) for _ in range(hand[c])]
+    rest = list(hand)
+    for c in best_used:
+        rest[c] -= 1
+    return best[0], [c for c in range(4, 52) for _ in range(rest[c])]
+
+
+def _window_order(window: tuple[int, int, list[int]]) -> tuple[int, int]:
+    return window[0], window[1]
+
+
+def _rank_order(rank: tuple[int, int, list[int]]) -> tuple[int, int]:
+    return rank[0], rank[1]
 
 
 def later_fit(st: Liverpool, card: int) -> float:
@@ -127,22 +195,16 @@ class LiverpoolBrain(MeldBrain):
         return agent.rng.random() < 0.3 + 0.7 * agent.effective_skill
 
     @staticmethod
-    def _plan(agent: Agent, st: Liverpool, hand: list[int]) -> tuple[int, list[int]] | None:
-        """The all-out plan for ``hand``, remembered per hand; the search starts one below
-        the player's last distance (a card changes it by one at most, as a rule)."""
+    def _plan(agent: Agent, st: Liverpool, hand: list[int]) -> tuple[int, list[int]]:
+        """The all-out plan for ``hand``, remembered per hand for this game."""
         memo: dict[Any, Any] = agent.scratch.setdefault("plans", {})
         key = (st.round_no, tuple(hand))
-        if key in memo:
-            return memo[key]
-        last = agent.scratch.get("distance")
-        start = 0
-        if last is not None and last[0] == st.round_no:
-            start = max(0, last[1] - 1)
-        plan = all_out_plan(hand, st.round_no, st.meld_rules, start)
-        agent.scratch["distance"] = (st.round_no, plan[0] if plan is not None else MOST_MISSING)
-        if len(memo) >= MEMO:
-            memo.clear()
-        memo[key] = plan
+        plan = memo.get(key)
+        if plan is None:
+            plan = all_out_plan(hand, st.round_no, st.meld_rules.set_distinct_suits)
+            if len(memo) >= MEMO:
+                memo.clear()
+            memo[key] = plan
         return plan
 
     def _keep(self, agent: Agent, st: Liverpool, hand: list[int], cards: list[int],
@@ -155,11 +217,8 @@ class LiverpoolBrain(MeldBrain):
         rnd = st.round_no
         scores = [float(contract_score(hand, c, rnd, distinct)) - POINTS[c] / 100.0 for c in cards]
         if rnd >= 5 and careful:
-            plan = self._plan(agent, st, hand)
-            if plan is not None:
-                junk = plan[1]
-                scores = [s if c in junk and c not in WILDS else s + PLANNED
-                          for s, c in zip(scores, cards, strict=True)]
+            junk = self._plan(agent, st, hand)[1]
+            scores = [s if c in junk else s + PLANNED for s, c in zip(scores, cards, strict=True)]
         return scores
 
     # -- the shared discard hook -------------------------------------------------------------
@@ -186,10 +245,8 @@ class LiverpoolBrain(MeldBrain):
         hand[card] += 1
         try:
             if rnd >= 5:
-                plan = self._plan(agent, st, hand)
-                if plan is not None:
-                    return card not in plan[1]
-            elif find_contract(hand, *CONTRACTS[rnd], st.meld_rules) is not None:
+                return card not in self._plan(agent, st, hand)[1]
+            if find_contract(hand, *CONTRACTS[rnd], st.meld_rules) is not None:
                 return True
         finally:
             hand[card] -= 1

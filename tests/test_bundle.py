@@ -319,7 +319,8 @@ def test_check_bundle_cli_on_a_non_zip_and_a_missing_file(tmp_path: Path) -> Non
     path.write_bytes(b'{"this": "is json, not a zip"}\n')
     result = cli("check-bundle", str(path))
     assert result.exit_code == 2
-    assert "FAIL  archive" in result.output
+    assert "is not a usable dispute bundle: not a readable zip file" in result.output
+    assert "Traceback" not in result.output
     assert cli("check-bundle", str(tmp_path / "missing.zip")).exit_code == 2
 
 

@@ -30,12 +30,12 @@ WORLD = WorldConfig(games=72, seed=909, variants=tuple(available_variants()), fr
 
 
 def simulated_store(directory: Path, config: WorldConfig = WORLD) -> Path:
-    """A store at ``directory/store.duckdb`` holding the simulated world of ``config``."""
+    """A store at ``directory/world.duckdb`` holding the simulated world of ``config``."""
     out: list[bytes] = []
     run_world(build_world(config), out.append)
     log = directory / "world.jsonl"
     log.write_bytes(b"".join(out))
-    path = directory / "store.duckdb"
+    path = directory / "world.duckdb"
     with EventStore.open(path) as store:
         summary = store.ingest_files([log])
         assert summary.balanced

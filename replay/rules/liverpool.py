@@ -812,6 +812,12 @@ def plan_payload(plan: MeldPlan) -> dict[str, Any]:
     return out
 
 
+#: find_contract results by (hand, contract, rules, leave): the simulator asks the same
+#: question twice per turn (a player weighing the discard, then legal_moves after his draw)
+_CONTRACT_MEMO: dict[tuple[Any, ...], list[MeldPlan] | None] = {}
+_MEMO_SIZE = 4096
+
+
 def find_contract(
     hand: Sequence[int], sets: int, runs: int, rules: MeldRules, *, leave: int | None = None
 ) -> list[MeldPlan] | None:
@@ -821,8 +827,24 @@ def find_contract(
     it, always leaving at least one card (rounds 1-4 need a discard). ``leave=k``: the
     contract uses every card but exactly ``k`` (LV-ALLOUT: 1 in round 5, 0 in round 6).
     The search is sound (every plan validates) but not complete: a natural is never
-    replaced by a wild inside a run.
+    replaced by a wild inside a run. Results are remembered (a pure function of its
+    arguments); each call gets its own copy.
     """
+    key = (tuple(hand), sets, runs, rules, leave)
+    if key in _CONTRACT_MEMO:
+        found = _CONTRACT_MEMO[key]
+    else:
+        found = _find_contract(hand, sets, runs, rules, leave=leave)
+        if len(_CONTRACT_MEMO) >= _MEMO_SIZE:
+            _CONTRACT_MEMO.clear()
+        _CONTRACT_MEMO[key] = found
+    return None if found is None else [(kind, list(cards), dict(as_map)) for kind, cards, as_map in found]
+
+
+def _find_contract(
+    hand: Sequence[int], sets: int, runs: int, rules: MeldRules, *, leave: int | None = None
+) -> list[MeldPlan] | None:
+    """:func:`find_contract`'s search (not remembered)."""
     nat = [hand[c] if c >= 4 and c < 52 else 0 for c in range(52)]
     wild_cards = [w for w in range(4) for _ in range(hand[w])]
     if leave is None:
@@ -853,9 +875,16 @@ def _sets_from(nat: list[int], rank: int, rules: MeldRules, wilds: int) -> list[
     return [(naturals[:k], 3 - k) for k in (3, 2) if len(naturals) >= k and 3 - k <= wilds]
 
 
+#: per suit, the card at each ladder value 0..15 (1 and 14 the ace; 0 and 15 off the ladder)
+_LADDER: tuple[tuple[int, ...], ...] = tuple(
+    tuple(ladder_card(v, s) if 1 <= v <= 14 else -1 for v in range(16)) for s in range(4)
+)
+
+
 def _window(nat: list[int], suit: int, lo: int, length: int) -> list[int]:
     """Slots of a run of ``suit`` over values lo..lo+length-1: a natural or a wild."""
-    return [ladder_card(v, suit) if nat[ladder_card(v, suit)] > 0 else _WILD for v in range(lo, lo + length)]
+    ladder = _LADDER[suit]
+    return [c if nat[c] > 0 else _WILD for c in ladder[lo:lo + length]]
 
 
 def _take(nat: list[int], cards: Sequence[int], k: int) -> None:
@@ -870,7 +899,7 @@ def _pick(
 ) -> list[_Internal] | None:
     """Backtracking over minimal melds (sets of 3, runs of 4) within a wild budget."""
     if sets:
-        per_rank = [sum(nat[make_card(r, s)] for s in range(4)) for r in range(min_rank, 13)]
+        per_rank = [nat[b] + nat[b + 1] + nat[b + 2] + nat[b + 3] for b in range(min_rank * 4, 52, 4)]
         if min(sum(k // 2 for k in per_rank), sum(k // 3 for k in per_rank) + budget) < sets:
             return None  # not enough naturals (and wilds) left for the sets still wanted
         for rank in range(min_rank, 13):
@@ -882,13 +911,16 @@ def _pick(
                     return [("set", rank, naturals, need), *rest]
         return None
     if runs:
+        most = min(budget, 1)
         for suit, lo in itertools.product(range(4), range(1, 12)):
             if (suit, lo) < min_run:
                 continue
+            ladder = _LADDER[suit]
+            if (nat[ladder[lo]] <= 0) + (nat[ladder[lo + 1]] <= 0) + (nat[ladder[lo + 2]] <= 0) \
+                    + (nat[ladder[lo + 3]] <= 0) > most:
+                continue  # the window misses more cards than the wilds it may use
             slots = _window(nat, suit, lo, 4)
             need = slots.count(_WILD)
-            if need > min(budget, 1):
-                continue
             _take(nat, slots, 1)
             rest = _pick(nat, budget - need, 0, runs - 1, rules, min_rank, (suit, lo))
             _take(nat, slots, -1)
