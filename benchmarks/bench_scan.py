@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import tempfile
 import time
@@ -71,10 +72,12 @@ def main() -> None:
             setup = time.perf_counter() - t0
             with EventStore.open(path) as store:
                 events = store.con.execute("SELECT count(*) FROM store.events").fetchall()[0][0]
+                load_before = os.getloadavg()[0]
                 res = scan_store(store, workers=args.workers)
             out = {"games": games, "events": events, "setup_s": round(setup, 1),
                    "workers": args.workers, "python": platform.python_version(),
-                   **res.summary()}
+                   "cpus": os.cpu_count(), "load_before": round(load_before, 2),
+                   "load_after": round(os.getloadavg()[0], 2), **res.summary()}
             out.pop("fact_rows", None)
             print(json.dumps(out), flush=True)
 

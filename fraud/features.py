@@ -8,6 +8,13 @@ built on three discards is visibly thin:
   options would have (``gain - alt_gain``), compared with the same excess toward a's
   other opponents; as a Welch t statistic (``feed_t``) with the count ``feed_n``;
   plus how much more often b picks up a's discards than other players' (``take_lift``).
+  The sharper form holds a's own interest fixed: among options worth the same to a (a
+  free choice), does a pick the card b needs (``tie_t``: next seat; ``tie_any_t``: any
+  seat — soft play tilts free choices toward a partner wherever he sits).
+- going-out timing (a -> b): when a ends a round, the points b is left holding against
+  the others at the table (``out_t``).
+- result with vs without (a -> b): a's chips per stake with b seated minus without
+  (``net_with``), and the share of shared games a lost and b won (``lose_to``).
 - soft play (a -> b): a declines useful pile cards discarded by b more often than useful
   cards discarded by others (``soft_lift``, ``soft_t``, ``soft_n``).
 - directed chip flow beyond deal strength: chips that went from a to b (pot-mediated
@@ -19,7 +26,14 @@ built on three discards is visibly thin:
 - timing (player): spread of log think time (``think_sd``), its correlation with the
   decision difficulty (``think_diff_corr``).
 - timeouts and Fresh (player): auto-play rate, use of the extra clock, disconnects,
-  Fresh presses and the hand strength at a Fresh press.
+  Fresh presses and the hand strength at a Fresh press; timeouts / Fresh presses in
+  the same games as one partner beyond both players' own rates (pair ``auto_co``,
+  ``fresh_co``; player: the strongest partner, ``auto_co_max``, ``fresh_co_max``).
+- hidden-card knowledge, the clean form (player): on free choices where the public
+  record (pile cards the next player took) gives no preference, how much less the
+  chosen card helps the next player's hidden hand (``hc_tie``, ``hc_tie_t``); and on
+  close draw calls, the hidden stock top's value when he drew stock vs took the pile
+  (``stock_edge``).
 - co-seating beyond the lobby (pair): games together over the number expected from both
   players' activity in the same hours (``co_lift``).
 - shared devices / IPs (pair): distinct device and IP hashes both accounts connected from.

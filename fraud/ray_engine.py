@@ -52,6 +52,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ..events.export import export_parquet
 from ..events.store import _to_event
@@ -255,18 +256,31 @@ def _gather(parts: dict[str, list[pa.Table]], kind: str, schema: pa.Schema) -> p
     return pa.concat_tables(tables).sort_by("game_id")
 
 
+def auto_block_bytes(parquet_dir: str | Path, actors: int) -> int:
+    """A block size giving each map actor about four blocks (1 MiB .. 128 MiB): Ray Data's
+    default 128 MiB would hand a nightly export of a few hundred MB to one or two actors.
+    Estimated from the files' footers (uncompressed size of the columns read)."""
+    total = 0
+    for path in Path(parquet_dir).rglob("*.parquet"):
+        meta = pq.ParquetFile(path).metadata
+        for g in range(meta.num_row_groups):
+            rg = meta.row_group(g)
+            total += sum(rg.column(c).total_uncompressed_size for c in range(rg.num_columns)
+                         if rg.column(c).path_in_schema in INPUT_COLUMNS)
+    return int(min(128 * 2**20, max(2**20, total // (4 * actors))))
+
+
 def run_map(ray: ModuleType, parquet_dir: str | Path, manifest: pa.Table, *, verify: bool = True,
             concurrency: int | None = None, target_block_bytes: int | None = None,
             progress: bool = False) -> MapOutput:
     """Run the map over the export on the connected Ray cluster."""
     ctx = ray.data.DataContext.get_current()
     saved = (ctx.enable_progress_bars, ctx.target_max_block_size)
+    cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+    actors = max(1, min(concurrency or cpus, cpus))
     ctx.enable_progress_bars = progress
-    if target_block_bytes is not None:
-        ctx.target_max_block_size = target_block_bytes
+    ctx.target_max_block_size = target_block_bytes or auto_block_bytes(parquet_dir, actors)
     try:
-        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
-        actors = max(1, min(concurrency or cpus, cpus))
         ds = ray.data.read_parquet(
             str(Path(parquet_dir).resolve()),
             num_cpus=0.1,  # reading is light next to the replay
@@ -422,6 +436,7 @@ __all__ = [
     "GameMapper",
     "RayScanResult",
     "RayUnavailable",
+    "auto_block_bytes",
     "expected_counts",
     "game_manifest",
     "map_block",

@@ -17,12 +17,12 @@ from rummyguard.events.models import validate_event
 from rummyguard.replay.engine import replay
 from rummyguard.sim.world import WorldConfig, available_variants, build_world, run_world
 
-VARIANTS = tuple(v for v in ("classic", "r500", "michigan") if v in available_variants())
+VARIANTS = tuple(v for v in ("classic", "r500", "liverpool", "michigan") if v in available_variants())
 
 
-def _world(config: WorldConfig) -> tuple[bytes, dict]:
+def _world(config: WorldConfig, stats: dict | None = None) -> tuple[bytes, dict]:
     out: list[bytes] = []
-    labels = run_world(build_world(config), out.append)
+    labels = run_world(build_world(config), out.append, stats=stats)
     return b"".join(out), labels
 
 
@@ -34,10 +34,32 @@ def _games(data: bytes) -> dict[str, list[dict]]:
     return games
 
 
+STATS: dict = {}
+
+
 @pytest.fixture(scope="module")
 def world() -> tuple[bytes, dict]:
     return _world(WorldConfig(games=90, seed=21, variants=VARIANTS, fraud_rate=0.25, faults=7,
-                              workers=1, players=30))
+                              workers=1, players=30), STATS)
+
+
+def test_games_end_naturally_and_stats_add_up(world: tuple[bytes, dict]) -> None:
+    """No game reaches the driver's event cap (Liverpool plays toward its contracts, r500
+    tournaments scale their chip ratio); the stats count every game and event."""
+    data, _ = world
+    games = _games(data)
+    assert set(STATS) == set(VARIANTS)
+    assert sum(row["games"] for row in STATS.values()) == len(games) == 90
+    assert sum(row["events"] for row in STATS.values()) == len(data.splitlines())
+    assert all("cap" not in row["abandoned"] for row in STATS.values()), STATS
+    left = {g for g, events in games.items() if any(e["type"] == "PlayerLeft" for e in events)}
+    blocked = sum(row["abandoned"].get("blocked", 0) for row in STATS.values())
+    assert blocked <= 2
+    if "liverpool" in VARIANTS:
+        lv = [events for events in games.values() if events[0]["payload"]["variant"] == "liverpool"]
+        assert len(lv) >= 5
+        full = [g for g in lv if sum(e["type"] == "RoundEnded" for e in g) == 6]
+        assert len(full) >= len(lv) - blocked - len(left)
 
 
 def test_same_seed_same_bytes_with_any_number_of_workers(world: tuple[bytes, dict]) -> None:
