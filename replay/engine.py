@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events.hashing import GENESIS_HASH, event_hash
+from ..events.models import CURRENT_VERSION
 from ..events.timestamps import ts_millis
 from ..events.upcast import upcast
 from .findings import INTEGRITY, Finding, Halt
@@ -115,7 +116,8 @@ class GameEngine:
         seq = event["seq"]
         if not self._check_envelope(event, seq):
             return
-        event = upcast(event)
+        if event["v"] != CURRENT_VERSION[event["type"]]:
+            event = upcast(event)
         ctx = self.ctx
         try:
             if ctx is None:
@@ -184,23 +186,24 @@ class GameEngine:
         self.variant = cls(self.ctx, p["rules"])
 
     def _dispatch(self, event: Event) -> None:
-        kind = event["type"]
-        if kind == "GameCreated":
-            self._finding(event["seq"], "LOG-GAME", "a second GameCreated in the same game")
-        elif kind == "PlayerConnected":
-            self._connection(event, True)
-        elif kind == "PlayerDisconnected":
-            self._connection(event, False)
-        elif kind == "ChipsTransferred":
-            for t in event["payload"]["transfers"]:
-                self.claimed.append((event["seq"], (t["from"], t["to"], t["amount"])))
-        elif kind == "RoundEnded":
-            self._check_round_claim(event)
-        elif kind == "GameEnded":
-            self._check_game_claim(event)
+        own = _ENGINE_HANDLERS.get(event["type"])
+        if own is not None:
+            own(self, event)
         else:
-            assert self.variant is not None
-            self.variant.apply(event)
+            self.variant.apply(event)  # type: ignore[union-attr]
+
+    def _second_created(self, event: Event) -> None:
+        self._finding(event["seq"], "LOG-GAME", "a second GameCreated in the same game")
+
+    def _claimed_transfers(self, event: Event) -> None:
+        for t in event["payload"]["transfers"]:
+            self.claimed.append((event["seq"], (t["from"], t["to"], t["amount"])))
+
+    def _connected(self, event: Event) -> None:
+        self._connection(event, True)
+
+    def _disconnected(self, event: Event) -> None:
+        self._connection(event, False)
 
     def _connection(self, event: Event, connected: bool) -> None:
         actor = event["actor"]  # connections are not moves: no turn rule applies
@@ -309,6 +312,18 @@ class GameEngine:
             state=self.variant,
             chained=self.chained,
         )
+
+
+#: the event types the engine itself folds (everything else goes to the variant)
+_ENGINE_HANDLERS: dict[str, Callable[[GameEngine, Event], None]] = {
+    "GameCreated": GameEngine._second_created,
+    "PlayerConnected": GameEngine._connected,
+    "PlayerDisconnected": GameEngine._disconnected,
+    "ChipsTransferred": GameEngine._claimed_transfers,
+    "RoundEnded": GameEngine._check_round_claim,
+    "GameEnded": GameEngine._check_game_claim,
+}
+assert set(_ENGINE_HANDLERS) == ENGINE_TYPES
 
 
 def _by_seq(finding: Finding) -> int:

@@ -33,7 +33,7 @@ from typing import Any
 from ..events.cards import parse_card
 from ..replay.rules.liverpool import CONTRACTS, POINTS, WILDS, Liverpool, find_contract, layoff_ends
 from .agents import Agent, Decision
-from .brain_meld import OPTIONAL, LiverpoolEval, MeldBrain, liverpool_points
+from .brain_meld import FED_ROUNDS, OPTIONAL, LiverpoolEval, MeldBrain, liverpool_points
 from .driver import Turn
 from .handeval import LADDER, SUIT_LADDER
 
@@ -278,7 +278,7 @@ class LiverpoolBrain(MeldBrain):
     @staticmethod
     def _fed_by_partner(agent: Agent, st: Liverpool) -> bool:
         """The live discard came from a partner who feeds this player."""
-        if st.discarder is None:
+        if st.discarder is None or agent.draws_this_round > FED_ROUNDS:
             return False
         who = st.player(st.discarder)
         for mech in ("card_feeding", "multi_account"):

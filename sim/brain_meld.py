@@ -27,6 +27,10 @@ from .driver import Turn
 from .handeval import HandEval
 
 OPTIONAL = frozenset({"Bought", "RummyCalled"})
+#: a receiver takes fed discards during his first draws of a round only: two accounts
+#: feeding each other from the pile would otherwise never touch the stock (r500 ends a
+#: round on an empty stock), and the round would never end
+FED_ROUNDS = 14
 PUT_DOWN = ("LaidDown", "Melded", "LaidOff", "JokerSwapped")
 
 
@@ -133,7 +137,7 @@ class MeldBrain:
         if best_i == stock_i:
             top = next((i for i in options if len(turn.moves[i][1]["cards"]) == 1
                         and turn.moves[i][1]["source"] == "discard"), None)
-            if top is not None and ClassicBrain._fed(agent, turn) and self.eval.gain(
+            if top is not None and agent.draws_this_round <= FED_ROUNDS and ClassicBrain._fed(agent, turn) and self.eval.gain(
                     hand, parse_card(turn.moves[top][1]["cards"][0]), seen) >= FED_TAKE:
                 return Decision(top, "card_feeding", 0.3)
         difficulty = min(1.0, 0.2 + 0.05 * len(options))
