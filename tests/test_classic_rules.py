@@ -516,7 +516,7 @@ def strikes_game(fourth: str) -> tuple[Log, int]:
     log.discard("p1", "QC")
     autoplay(log, "p2", "QH", "QH", 3, dt=90)
     log.draw("p1", "discard", "QH")
-    log.discard("p1", "2C" if False else "9S")
+    log.discard("p1", "9S")
     if fourth == "remove":
         seq = log.sys("PlayerRemoved", {"player": "p2", "reason": "strikes"}, dt=90)
     else:
