@@ -11,12 +11,23 @@ import typer
 from .common import console, fail, print_json
 
 
-def _world(source: list[Path], labels: Path, workers: int) -> Any:
-    """Facts + features + truth of one world (JSONL files, or one .duckdb store)."""
+def _world(source: list[Path], labels: Path, workers: int, save: Path | None = None) -> Any:
+    """Facts + features + truth of one world: JSONL files, one .duckdb store, or one
+    folder of fact Parquet files (written by ``--save-facts`` or ``scan --parquet``).
+    ``save``: also write the facts there as Parquet, so a later run skips the replay."""
+    import pyarrow.parquet as pq
+
     from ..events.store import EventStore, StoreError
     from ..fraud.evaluate import World
+    from ..fraud.facts import TABLES
     from ..fraud.labels import LabelsError, read_labels
-    from ..fraud.pipeline import jsonl_game_batches, memory_db, run_facts, store_game_batches
+    from ..fraud.pipeline import (
+        jsonl_game_batches,
+        memory_db,
+        run_facts,
+        store_game_batches,
+        write_parquet,
+    )
 
     try:
         truth = read_labels(labels)
@@ -25,7 +36,12 @@ def _world(source: list[Path], labels: Path, workers: int) -> Any:
     for path in source:
         if not path.exists():
             fail(f"no such file: {path}")
-    if len(source) == 1 and source[0].suffix == ".duckdb":
+    if len(source) == 1 and source[0].is_dir():
+        missing = [t for t in TABLES if not (source[0] / f"{t}.parquet").exists()]
+        if missing:
+            fail(f"{source[0]} holds no fact table(s) {', '.join(missing)} (.parquet)")
+        tables = {t: pq.read_table(source[0] / f"{t}.parquet") for t in TABLES}
+    elif len(source) == 1 and source[0].suffix == ".duckdb":
         try:
             store = EventStore.open(source[0], read_only=True)
         except StoreError as exc:
@@ -38,6 +54,8 @@ def _world(source: list[Path], labels: Path, workers: int) -> Any:
     else:
         total, batches = jsonl_game_batches(source)
         tables = run_facts(batches, workers=workers if total > 400 else 0)
+    if save is not None:
+        write_parquet(tables, save)
     return World.from_con(memory_db(tables), truth)
 
 
@@ -45,7 +63,8 @@ def eval_(
     test: list[Path] = typer.Option(..., "--test", help="The held-out world (another seed)."),
     test_labels: Path = typer.Option(..., "--test-labels", help="The held-out world's labels JSON."),
     train: list[Path] | None = typer.Option(
-        None, "--train", help="The training world: JSONL logs or a .duckdb store.", show_default=False),
+        None, "--train", help="The training world: JSONL logs, a .duckdb store or a facts folder.",
+        show_default=False),
     train_labels: Path | None = typer.Option(None, "--train-labels",
                                              help="The training world's labels JSON.",
                                              show_default=False),
@@ -60,6 +79,9 @@ def eval_(
     boots: int = typer.Option(200, "--boots", help="Bootstrap resamples for the 95% intervals."),
     lomo: bool = typer.Option(True, "--lomo/--no-lomo", help="Run the leave-one-mechanism-out refits."),
     workers: int = typer.Option(min(2, os.cpu_count() or 1), "--workers", help="Processes for the facts map."),
+    save_facts: Path | None = typer.Option(
+        None, "--save-facts", help="Write each world's facts as Parquet into DIR/train and DIR/test; "
+        "pass such a folder as --train/--test later to skip the replay.", show_default=False),
 ) -> None:
     """Train on one simulated world, score a held-out one, and report per mechanism:
     PR-AUC, precision@10/50/100, recall at 1% FPR (bootstrap CIs), detection vs intensity
@@ -78,8 +100,9 @@ def eval_(
             model = load_model(model_path)
         except ModelError as exc:
             fail(str(exc))
-    tr = _world(train, train_labels, workers) if train and train_labels else None
-    te = _world(test, test_labels, workers)
+    tr = (_world(train, train_labels, workers, save_facts / "train" if save_facts else None)
+          if train and train_labels else None)
+    te = _world(test, test_labels, workers, save_facts / "test" if save_facts else None)
     if model is None:
         assert tr is not None
         model = FraudModel().fit(tr.players, tr.pairs, tr.truth.player_pos, tr.truth.pair_pos)

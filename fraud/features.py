@@ -34,6 +34,10 @@ built on three discards is visibly thin:
   chosen card helps the next player's hidden hand (``hc_tie``, ``hc_tie_t``); and on
   close draw calls, the hidden stock top's value when he drew stock vs took the pile
   (``stock_edge``).
+- disconnect-timed timeouts (player): auto-plays that follow the player's own disconnect
+  within 2 s, per turn and per auto-play (``auto_disc_rate``, ``auto_disc_share``).
+- throwing (a -> b): a discards cards of his own melds more often with b seated than
+  without (``throw_with``).
 - co-seating beyond the lobby (pair): games together over the number expected from both
   players' activity in the same hours (``co_lift``).
 - shared devices / IPs (pair): distinct device and IP hashes both accounts connected from.
@@ -55,6 +59,7 @@ PLAYER_FEATURES: tuple[str, ...] = (
     "fresh_dist_rel", "hc_excess", "hc_t", "hc_next_excess", "stock_informed", "pick_gain",
     "keep_gain", "n_devices", "n_ips", "device_sharers",
     "hc_tie", "hc_tie_t", "hc_tie_n", "hc_pub", "stock_edge", "auto_co_max", "fresh_co_max",
+    "auto_disc_rate", "auto_disc_share",
 )
 
 #: pair-level feature columns (model inputs), in order
@@ -63,7 +68,7 @@ PAIR_FEATURES: tuple[str, ...] = (
     "soft_t", "soft_lift", "soft_n", "flow_excess", "flow_net", "flow_z", "left_with",
     "shared_devices", "shared_ips", "win_with",
     "tie_t", "tie_n", "tie_any_t", "out_t", "out_n", "net_with", "lose_to", "auto_co",
-    "fresh_co", "co_share",
+    "fresh_co", "co_share", "throw_with",
 )
 
 _PLAYER_SQL = """
@@ -164,6 +169,15 @@ co_ev AS (  -- timeouts / Fresh together with one partner, beyond both players' 
     FROM ev x JOIN ev y ON x.game_id = y.game_id AND x.player <> y.player GROUP BY ALL
     HAVING count(*) >= 3
 ),
+-- auto-plays that follow the player's own disconnect within 2 s: the clock ran out on a
+-- dropped connection at the deadline (a genuine drop comes at a random moment of the turn)
+ad AS (
+    SELECT m.player, count(DISTINCT (m.game_id, m.seq)) AS n_auto_disc
+    FROM fraud.moves m JOIN fraud.sessions s
+      ON s.game_id = m.game_id AND s.player = m.player AND s.event = 'disconnect'
+     AND s.ts_ms BETWEEN m.ts_ms - 2000 AND m.ts_ms AND s.seq < m.seq
+    WHERE m.auto GROUP BY m.player
+),
 co_max AS (
     SELECT c.player,
            max((c.aa + 0.5) / (c.n * r1.ra * r2.ra + 0.5)) AS auto_co_max,
@@ -186,13 +200,15 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        tie.hc_tie, tie.hc_tie / nullif(tie.tie_sd / sqrt(tie.hc_tie_n), 0) AS hc_tie_t,
        coalesce(tie.hc_tie_n, 0) AS hc_tie_n, tpub.hc_pub, edge.stock_edge,
        coalesce(co_max.auto_co_max, 1) AS auto_co_max, coalesce(co_max.fresh_co_max, 1) AS fresh_co_max,
+       coalesce(ad.n_auto_disc, 0) / nullif(tim.n_turns, 0) AS auto_disc_rate,
+       coalesce(ad.n_auto_disc, 0) / nullif(tim.n_auto, 0) AS auto_disc_share,
        coalesce(tim.n_timed, 0) AS n_timed, coalesce(hc.hc_n, 0) AS n_discards,
        coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns
 FROM res
 LEFT JOIN tim USING (player) LEFT JOIN hc USING (player) LEFT JOIN pks USING (player)
 LEFT JOIN ses USING (player) LEFT JOIN dsh USING (player)
 LEFT JOIN tie USING (player) LEFT JOIN tpub USING (player) LEFT JOIN edge USING (player)
-LEFT JOIN co_max USING (player)
+LEFT JOIN co_max USING (player) LEFT JOIN ad USING (player)
 ORDER BY res.player
 """
 
@@ -309,6 +325,19 @@ evco AS (
     FROM evc JOIN evr r1 ON r1.player = evc.p1 JOIN evr r2 ON r2.player = evc.p2
 ),
 pgn AS (SELECT player, count(*) AS g FROM pg GROUP BY player),
+-- throwing the game toward b: a discards cards that were in his own melds (own value 2)
+-- more often with b at the table than without
+dk AS (SELECT DISTINCT game_id, seq, player, (keep_gain >= 2)::INT AS k FROM fraud.discards),
+dka AS (SELECT player AS a, count(*) AS n, sum(k) AS s FROM dk GROUP BY player),
+dkb AS (
+    SELECT d.player AS a, d.target AS b, count(*) AS n, sum((d.keep_gain >= 2)::INT) AS s
+    FROM fraud.discards d GROUP BY ALL
+),
+throw AS (
+    SELECT dkb.a, dkb.b,
+           dkb.s / dkb.n - (dka.s - dkb.s) / nullif(dka.n - dkb.n, 0) AS throw_with
+    FROM dkb JOIN dka USING (a)
+),
 -- soft play, directed a -> b: a declines useful cards b discarded
 sab AS (
     SELECT player AS a, from_player AS b, count(*) AS n,
@@ -375,8 +404,11 @@ dir AS (  -- both directions of each pair, then the stronger one kept
            greatest(coalesce(-o1.out_t, 0), coalesce(-o2.out_t, 0)) AS out_t,
            coalesce(o1.out_n, 0) + coalesce(o2.out_n, 0) AS out_n,
            greatest(coalesce(-n1.net_with, 0), coalesce(-n2.net_with, 0)) AS net_with,
-           greatest(coalesce(n1.lose_to, 0), coalesce(n2.lose_to, 0)) AS lose_to
+           greatest(coalesce(n1.lose_to, 0), coalesce(n2.lose_to, 0)) AS lose_to,
+           greatest(coalesce(h1.throw_with, 0), coalesce(h2.throw_with, 0)) AS throw_with
     FROM pairs
+    LEFT JOIN throw h1 ON h1.a = pairs.p1 AND h1.b = pairs.p2
+    LEFT JOIN throw h2 ON h2.a = pairs.p2 AND h2.b = pairs.p1
     LEFT JOIN tiet t1 ON t1.a = pairs.p1 AND t1.b = pairs.p2
     LEFT JOIN tiet t2 ON t2.a = pairs.p2 AND t2.b = pairs.p1
     LEFT JOIN outt o1 ON o1.a = pairs.p1 AND o1.b = pairs.p2
@@ -403,7 +435,7 @@ SELECT dir.p1, dir.p2,
        abs(coalesce(co.win_diff, 0)) AS win_with,
        dir.tie_t, dir.tie_n, dir.tie_any_t, dir.out_t, dir.out_n, dir.net_with, dir.lose_to,
        coalesce(evco.auto_co, 1) AS auto_co, coalesce(evco.fresh_co, 1) AS fresh_co,
-       coalesce(co.co_games, 0) / least(g1.g, g2.g) AS co_share
+       coalesce(co.co_games, 0) / least(g1.g, g2.g) AS co_share, dir.throw_with
 FROM dir
 LEFT JOIN co USING (p1, p2) LEFT JOIN coexp USING (p1, p2) LEFT JOIN evco USING (p1, p2)
 LEFT JOIN pgn g1 ON g1.player = dir.p1 LEFT JOIN pgn g2 ON g2.player = dir.p2

@@ -32,14 +32,15 @@ MECH_SIGNALS: dict[str, list[tuple[str, int]]] = {
     "card_feeding": [("tie_t", 1), ("feed_t", 1), ("feed_lift", 1), ("take_lift", 1),
                      ("keep_lift", 1), ("co_lift", 1)],
     "soft_play": [("tie_any_t", 1), ("out_t", 1), ("soft_t", 1), ("tie_t", 1), ("co_lift", 1)],
-    "chip_dumping": [("net_with", 1), ("lose_to", 1), ("flow_z", 1), ("flow_excess", 1),
-                     ("left_with", 1)],
+    "chip_dumping": [("throw_with", 1), ("net_with", 1), ("lose_to", 1), ("flow_z", 1),
+                     ("flow_excess", 1), ("left_with", 1)],
     "multi_account": [("shared_devices", 1), ("shared_ips", 1), ("co_share", 1), ("tie_t", 1),
                       ("co_lift", 1)],
     "bot": [("think_sd", -1), ("think_sd_draw", -1), ("think_diff_corr", -1), ("slow_share", -1)],
     "hidden_card": [("hc_tie_t", 1), ("stock_informed", 1), ("stock_edge", 1), ("hc_t", -1),
                     ("hc_excess", -1), ("win_resid", 1)],
-    "timeout_abuse": [("auto_rate", 1), ("fresh_rate", 1), ("auto_co_max", 1),
+    "timeout_abuse": [("auto_disc_share", 1), ("auto_disc_rate", 1), ("auto_rate", 1),
+                      ("fresh_rate", 1), ("auto_co_max", 1),
                       ("fresh_co_max", 1), ("disconnect_rate", 1), ("fresh_dist_rel", 1)],
 }
 

@@ -29,9 +29,14 @@ per block, since files are sorted by game — and runs the very same function on
 once reassembled. No game is ever processed from a fragment, and there is no shuffle.
 
 The map runs in an actor pool (a callable class), not in tasks fused with the read: a
-fused read+map runs one *file* per task, so one big partition (a busy variant-day)
-would use one core; separate actors take the blocks of one file in parallel, and each
-actor fetches the manifest once.
+fused read+map runs each read task's group of files in one task, so one big partition
+(a busy variant-day) would use one core; separate actors take the blocks of one file in
+parallel, and each actor fetches the manifest once. Blocks are sized so each actor gets
+about four (:func:`auto_block_bytes`, from the files' footers): Ray's default 128 MiB
+would give a few hundred MB of export to one or two actors, and much smaller blocks
+would send more cut games to the driver. The export must be on a path every node reads
+(a shared filesystem); the results come back to the driver, which holds the facts in
+memory as the local engine does.
 
 Ray is optional (``pip install 'rummyguard[ray]'``): it is imported only when a Ray scan
 runs, and a missing install is one :class:`RayUnavailable` line.
@@ -73,6 +78,7 @@ INPUT_COLUMNS = ["game_id", "seq", "raw", "prev_hash", "hash"]
 #: kinds of the map's output rows besides the fact tables
 GAMES = "games"      # one verification record per game (JSON), for the findings
 PARTIAL = "partial"  # input rows of games a block boundary cut, reassembled on the driver
+BLOCK = "block"      # one row per block mapped: its row count (statistics)
 #: the map's output: one row per kind per block, the kind's table as Arrow IPC bytes
 OUT_SCHEMA = pa.schema([("kind", pa.string()), ("data", pa.large_binary())])
 _RECORD_SCHEMA = pa.schema([("game_id", pa.string()), ("record", pa.large_binary())])
@@ -197,6 +203,7 @@ def map_block(block: pa.Table, manifest: pa.Table, *, verify: bool = True) -> pa
     whole, partial = split_block(block, expected_counts(manifest, block.column("game_id")))
     out = process_games(whole, verify=verify)
     out[PARTIAL] = partial
+    out[BLOCK] = pa.table({"rows": pa.array([block.num_rows], pa.int64())})
     return _pack(out)
 
 
@@ -295,12 +302,11 @@ def run_map(ray: ModuleType, parquet_dir: str | Path, manifest: pa.Table, *, ver
             num_cpus=max(0.0, (cpus - 1) / actors),
         )
         parts: dict[str, list[pa.Table]] = {}
-        blocks = 0
         for out in ds.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=0):
             for kind, data in zip(out.column("kind").to_pylist(), out.column("data").to_pylist(),
                                   strict=True):
                 parts.setdefault(kind, []).append(_from_ipc(data))
-            blocks += 1
+        blocks = len(parts.get(BLOCK, []))
     finally:
         ctx.enable_progress_bars, ctx.target_max_block_size = saved
     # games cut by block boundaries: reassembled here, then the same function

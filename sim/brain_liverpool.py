@@ -39,9 +39,8 @@ from .handeval import LADDER, SUIT_LADDER
 
 #: the distance reported for a hand with no run in sight
 MOST_MISSING = 6
-#: run windows and set ranks an all-out plan tries (the best by cards held)
-RUN_CHOICES = 8
-SET_CHOICES = 5
+#: run windows per suit an all-out plan tries (the best by places filled)
+RUN_CHOICES = 3
 #: discard noise of a skill-0 player, on the contract-score scale (a mate is 3, a neighbour 2-3)
 NOISE = 12.0
 #: a non-junk card of an all-out plan outweighs any contract score
@@ -82,8 +81,9 @@ def all_out_plan(hand: list[int], round_no: int, distinct: bool = True) -> tuple
 
     A player's estimate, not the engine's solver (which decides whether a lay-down
     exists, and is far too slow to run on every hand a player weighs): runs are tried
-    over windows between two held cards of a suit (the :data:`RUN_CHOICES` best, by
-    places filled), sets over the ranks with the most suits left after the runs, and a
+    over windows between two held cards of a suit (each suit's :data:`RUN_CHOICES` best
+    by places filled), sets over the ranks with the most suits left after the runs (the
+    best choice: a set of more suits leaves less junk and misses fewer cards), and a
     plan's distance is ``max(missing places - wilds held, junk - cards the round lets
     over)``.
     """
@@ -91,73 +91,78 @@ def all_out_plan(hand: list[int], round_no: int, distinct: bool = True) -> tuple
     over = 1 if round_no == 5 else 0
     wilds = hand[0] + hand[1] + hand[2] + hand[3]
     naturals = sum(hand[4:52])
-    windows: list[tuple[int, int, list[int]]] = []  # (missing - present, missing, cards)
+    # -- candidate runs: (suit, lo, hi, missing, cards) ---------------------------------
+    windows: list[tuple[int, int, int, int, list[int]]] = []
     for suit in range(4):
         ladder = SUIT_LADDER[suit]
         held = [v for v in range(1, 15) if v != 2 and hand[ladder[v]] > 0]
+        found = []
         for i, lo in enumerate(held):
             for hi in held[i + 1:]:
                 if lo == 1 and hi == 14:
                     continue
                 cards = [ladder[v] for v in held[i:] if v <= hi]
                 missing = max(hi - lo + 1, 4) - len(cards)
-                windows.append((missing - len(cards), missing, cards))
-    windows.sort(key=_window_order)
-    del windows[RUN_CHOICES:]
+                found.append((missing - len(cards), missing, lo, hi, cards))
+        found.sort(key=_window_order)
+        windows.extend((suit, lo, hi, missing, cards) for _s, missing, lo, hi, cards in found[:RUN_CHOICES])
+    if len(windows) < runs:  # no run in sight: everything is junk
+        return MOST_MISSING + 1, [c for c in range(4, 52) for _ in range(hand[c])]
+    # -- sets: suits (or cards) of each rank, before the runs take theirs --------------------
+    def cover_of(rank: int, used: dict[int, int]) -> list[int]:
+        base = rank << 2
+        if distinct:
+            return [c for c in range(base, base + 4) if hand[c] > used.get(c, 0)]
+        return [c for c in range(base, base + 4) for _ in range(hand[c] - used.get(c, 0))]
+
+    base_cover = [len(cover_of(r, {})) for r in range(13)]
+    base_cover[0] = 0  # the 2s are wild, never a set's naturals
     best: tuple[int, int, int] | None = None
-    best_used: list[int] = []
-    left = list(hand)
-    if runs == 1:
-        combos: list[tuple[int, ...]] = [(i,) for i in range(len(windows))]
-    else:
-        combos = list(itertools.combinations(range(len(windows)), 2))
-    for combo in combos:
-        used: list[int] = []
+    best_plan: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+    for combo in itertools.combinations(range(len(windows)), runs):
+        if runs == 2:
+            (s1, lo1, hi1, _m1, _c1), (s2, lo2, hi2, _m2, _c2) = windows[combo[0]], windows[combo[1]]
+            if s1 == s2 and lo1 <= hi2 and lo2 <= hi1:
+                continue  # two runs of one suit must not overlap
+        used: dict[int, int] = {}
         missing = 0
-        ok = True
         for i in combo:
-            _score, miss, cards = windows[i]
-            missing += miss
-            for c in cards:
-                if left[c] <= 0:
-                    ok = False
-                left[c] -= 1
-                used.append(c)
-        if ok:
-            ranks: list[tuple[int, int, list[int]]] = []  # (-covered, missing, cards)
-            for rank in range(1, 13):
-                base = rank << 2
-                if distinct:
-                    cover = [c for c in range(base, base + 4) if left[c] > 0]
-                else:
-                    cover = [c for c in range(base, base + 4) for _ in range(left[c])]
-                if cover:
-                    ranks.append((-len(cover), max(0, 3 - len(cover)), cover))
-            ranks.sort(key=_rank_order)
-            for picked in itertools.combinations(ranks[:SET_CHOICES], sets):
-                covered = len(used) + sum(-r[0] for r in picked)
-                miss = missing + sum(r[1] for r in picked)
-                junk = naturals - covered
-                key = (max(miss - wilds, junk - over, 0), miss, junk)
-                if best is None or key < best:
-                    best = key
-                    best_used = used + [c for r in picked for c in r[2]]
-        for c in used:
-            left[c] += 1
-    if best is None:  # no run window at all: everything is junk, far from out
+            missing += windows[i][3]
+            for c in windows[i][4]:
+                used[c] = used.get(c, 0) + 1
+        covers = list(base_cover)
+        for rank in {c >> 2 for c in used}:
+            covers[rank] = len(cover_of(rank, used))
+        first = max(range(1, 13), key=covers.__getitem__)
+        if sets == 1:
+            picked: tuple[int, ...] = (first,)
+        else:
+            covers_first, covers[first] = covers[first], -1
+            second = max(range(1, 13), key=covers.__getitem__)
+            covers[first] = covers_first
+            picked = (first, second) if first < second or covers[second] < covers[first] else (second, first)
+        covered = len(used) if not any(k > 1 for k in used.values()) else sum(used.values())
+        covered += sum(covers[r] for r in picked)
+        miss = missing + sum(max(0, 3 - covers[r]) for r in picked)
+        junk = naturals - covered
+        key = (max(miss - wilds, junk - over, 0), miss, junk)
+        if best is None or key < best:
+            best = key
+            best_plan = (picked, combo)
+    if best is None:
         return MOST_MISSING + 1, [c for c in range(4, 52) for _ in range(hand[c])]
     rest = list(hand)
-    for c in best_used:
-        rest[c] -= 1
+    for i in best_plan[1]:
+        for c in windows[i][4]:
+            rest[c] -= 1
+    for rank in best_plan[0]:
+        for c in cover_of(rank, {c: hand[c] - rest[c] for c in range(rank << 2, (rank << 2) + 4)}):
+            rest[c] -= 1
     return best[0], [c for c in range(4, 52) for _ in range(rest[c])]
 
 
-def _window_order(window: tuple[int, int, list[int]]) -> tuple[int, int]:
-    return window[0], window[1]
-
-
-def _rank_order(rank: tuple[int, int, list[int]]) -> tuple[int, int]:
-    return rank[0], rank[1]
+def _window_order(window: tuple[int, int, int, int, list[int]]) -> tuple[int, int, int]:
+    return window[0], window[1], window[2]
 
 
 def later_fit(st: Liverpool, card: int) -> float:

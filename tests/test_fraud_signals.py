@@ -157,11 +157,14 @@ def test_discard_facts_recomputed_from_hidden_hands() -> None:
     assert checked > 100
 
 
-def test_round_ends_in_a_points_variant() -> None:
+@pytest.mark.parametrize(("variant", "games"), [("r500", 3), ("liverpool", 2)])
+def test_round_ends_in_a_points_variant(variant: str, games: int) -> None:
+    """Simulated r500 and Liverpool games through the facts: every round end names the
+    move that ended it, and the platform's claim that follows agrees."""
     from rummyguard.sim.world import WorldConfig, build_world, run_world
 
     chunks: list[bytes] = []
-    run_world(build_world(WorldConfig(games=3, seed=11, variants=("r500",), players=6)),
+    run_world(build_world(WorldConfig(games=games, seed=11, variants=(variant,), players=4)),
               chunks.append)
     lines = [ln for ln in b"".join(chunks).decode().splitlines() if ln]
     _, batches = jsonl_game_batches_from_lines(lines)

@@ -4,11 +4,13 @@
 move). The plain enumeration it replaced is kept here, verbatim in logic, as the
 reference: on many mid-game positions — reached by real simulated play, then
 perturbed (random hands with jokers, deep piles, cards that may not be discarded) —
-both must give the same list, in the same order.
+both must give the same list, in the same order. Likewise Liverpool's contract solver
+(``find_contract``: a pruned window test and a memo) against its plain search.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -18,6 +20,7 @@ from typing import Any
 import pytest
 
 from rummyguard.events.cards import JOKER, NCARDS, format_card, format_cards, make_card, rank_of, suit_of
+from rummyguard.replay.rules import liverpool as lv
 from rummyguard.replay.rules.melds import ACE, ladder_card
 from rummyguard.replay.rules.r500 import Rummy500
 from rummyguard.sim.agents import Agent
@@ -290,3 +293,70 @@ def test_r500_fast_legal_moves_equal_the_plain_enumeration(seats: int) -> None:
             kinds.update(w.kinds)
     assert checked > 1000
     assert {"Melded", "LaidOff", "JokerSwapped", "Discarded", "Drew"} <= set(kinds)
+
+
+# --- Liverpool's contract solver: the minimal-meld search, as it was ---------------------------------
+
+
+def _ref_window(nat: list[int], suit: int, lo: int, length: int) -> list[int]:
+    return [ladder_card(v, suit) if nat[ladder_card(v, suit)] > 0 else lv._WILD for v in range(lo, lo + length)]
+
+
+def _ref_pick(nat: list[int], budget: int, sets: int, runs: int, rules: Any, min_rank: int,
+              min_run: tuple[int, int]) -> list[tuple[Any, ...]] | None:
+    if sets:
+        per_rank = [sum(nat[make_card(r, s)] for s in range(4)) for r in range(min_rank, 13)]
+        if min(sum(k // 2 for k in per_rank), sum(k // 3 for k in per_rank) + budget) < sets:
+            return None
+        for rank in range(min_rank, 13):
+            for naturals, need in lv._sets_from(nat, rank, rules, budget):
+                lv._take(nat, naturals, 1)
+                rest = _ref_pick(nat, budget - need, sets - 1, runs, rules, rank, min_run)
+                lv._take(nat, naturals, -1)
+                if rest is not None:
+                    return [("set", rank, naturals, need), *rest]
+        return None
+    if runs:
+        for suit, lo in itertools.product(range(4), range(1, 12)):
+            if (suit, lo) < min_run:
+                continue
+            slots = _ref_window(nat, suit, lo, 4)
+            need = slots.count(lv._WILD)
+            if need > min(budget, 1):
+                continue
+            lv._take(nat, slots, 1)
+            rest = _ref_pick(nat, budget - need, 0, runs - 1, rules, min_rank, (suit, lo))
+            lv._take(nat, slots, -1)
+            if rest is not None:
+                return [("run", suit, lo, slots), *rest]
+        return None
+    return []
+
+
+def test_liverpool_contract_solver_is_unchanged_and_remembers_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``find_contract`` (pruned, remembered) gives the plans of the plain search, on
+    random hands of every round, and every call gets its own copy of a plan."""
+    rng = random.Random(17)
+    deck = [c for _ in range(3) for c in range(52)]
+    cases = []
+    for distinct in (True, False):
+        rules = lv.meld_rules(distinct)
+        for _ in range(1500):
+            rnd = rng.randint(1, 6)
+            hand = [0] * NCARDS
+            for c in rng.sample(deck, rng.choice([10, 11, 12, 13, 14])):
+                hand[c] += 1
+            for leave in [None] if rnd < 5 else [None, 0, 1]:
+                cases.append((hand, *lv.CONTRACTS[rnd], rules, leave))
+    with monkeypatch.context() as m:
+        m.setattr(lv, "_pick", _ref_pick)
+        m.setattr(lv, "_window", _ref_window)
+        want = [lv._find_contract(h, s, r, rules, leave=leave) for h, s, r, rules, leave in cases]
+    got = [lv.find_contract(h, s, r, rules, leave=leave) for h, s, r, rules, leave in cases]
+    assert got == want
+    assert sum(w is not None for w in want) > 300
+    h, s, r, rules, leave = next(c for c, w in zip(cases, want, strict=True) if w is not None)
+    first = lv.find_contract(h, s, r, rules, leave=leave)
+    assert first is not None
+    first[0][1].append(99)
+    assert lv.find_contract(h, s, r, rules, leave=leave) == lv._find_contract(h, s, r, rules, leave=leave)
