@@ -35,8 +35,10 @@ browser:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# Every speed harness in turn (each prints JSON; RESULTS.md records machine and command).
+BENCHES := bench_ingest bench_replay bench_sim bench_scan bench_merkle
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.run
+	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python -m benchmarks.$$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

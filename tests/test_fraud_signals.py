@@ -310,3 +310,18 @@ def test_eval_cli_errors(tmp_path: Path) -> None:
     res = runner.invoke(app, ["eval", "--test", str(log), "--test-labels", str(lab), "--model",
                               str(tmp_path / "old.joblib"), "--workers", "0"])
     assert res.exit_code == 2 and "model format 1" in res.output
+
+
+def test_free_choice_signals_point_at_the_planted() -> None:
+    """The free-choice signals single out the planted feeder pair and the player who sees
+    the next hand (make_world: p00/p01 feed each other, p03 sees every hand)."""
+    from rummyguard.fraud.features import pair_features, player_features
+
+    games, _ = make_world(1)
+    con = memory_db(batch_facts(games))
+    pairs = pair_features(con).sort("tie_t", descending=True, nulls_last=True)
+    top_pair = pairs.row(0, named=True)
+    assert (top_pair["p1"], top_pair["p2"]) == ("p00", "p01")
+    players = player_features(con).sort("hc_tie_t", descending=True, nulls_last=True)
+    top = players.row(0, named=True)
+    assert top["player"] == "p03" and top["hc_tie_n"] >= 20
