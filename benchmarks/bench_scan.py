@@ -9,7 +9,9 @@ per-game work is that of real simulated games while the world grows. Replicas ke
 base world's players, so features run over as many players as the base world has but
 over N games of facts (the group-by cost grows with the facts, which is what grows
 with N). Prints one JSON line per size with the stage timings of
-:func:`rummyguard.fraud.scan.scan_store` (the same code path as ``rummyguard scan``).
+:func:`rummyguard.fraud.scan.scan_store` (the same code path as ``rummyguard scan``),
+the load average before and after, and the CPU seconds the kernel charged to this
+process and to the worker processes (on a shared machine wall time alone misleads).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -73,11 +76,21 @@ def main() -> None:
             with EventStore.open(path) as store:
                 events = store.con.execute("SELECT count(*) FROM store.events").fetchall()[0][0]
                 load_before = os.getloadavg()[0]
+                me0 = resource.getrusage(resource.RUSAGE_SELF)
+                kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 res = scan_store(store, workers=args.workers)
+                me1 = resource.getrusage(resource.RUSAGE_SELF)
+                kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             out = {"games": games, "events": events, "setup_s": round(setup, 1),
                    "workers": args.workers, "python": platform.python_version(),
                    "cpus": os.cpu_count(), "load_before": round(load_before, 2),
-                   "load_after": round(os.getloadavg()[0], 2), **res.summary()}
+                   "load_after": round(os.getloadavg()[0], 2),
+                   # CPU seconds: this process (store reads, features, scoring) and the
+                   # worker processes (replay + facts), as the kernel accounted them
+                   "cpu_parent_s": round(me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime, 1),
+                   "cpu_workers_s": round(kids1.ru_utime + kids1.ru_stime - kids0.ru_utime
+                                          - kids0.ru_stime, 1),
+                   **res.summary()}
             out.pop("fact_rows", None)
             print(json.dumps(out), flush=True)
 

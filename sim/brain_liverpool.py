@@ -9,10 +9,10 @@ honest brain therefore values cards by the contract:
   the contract has sets and its run neighbours when it has runs (a wild is kept always);
   a discard that lets the contract go down at once is taken;
 - before laying down, rounds 5-6: an *all-out plan* — the contract covering the whole
-  hand with the fewest cards still missing (the engine's solver
-  :func:`~rummyguard.replay.rules.liverpool.find_contract`, with stand-in wilds for the
-  missing cards) — marks the junk; the player discards junk and takes a discard only if
-  the plan uses it;
+  hand with the fewest cards still missing (:func:`all_out_plan`, a fast estimate; the
+  engine's :func:`~rummyguard.replay.rules.liverpool.find_contract` still decides when
+  the lay-down exists) — marks the junk; the player discards junk and takes a discard
+  only if the plan uses it;
 - after laying down: take a discard that lays off at once, lay off everything that fits,
   call Rummy, and discard the card least likely to fit later (dead cards first, most
   points first).
@@ -172,7 +172,7 @@ def later_fit(st: Liverpool, card: int) -> float:
         return 100.0
     rules = st.meld_rules
     best = 0.0
-    rank, suit = card >> 2, card & 3
+    suit = card & 3
     for m in st.melds:
         if layoff_ends(m, card, rules):
             return 10.0
@@ -182,7 +182,6 @@ def later_fit(st: Liverpool, card: int) -> float:
             gap = m.lo - v if v < m.lo else v - m.hi if v > m.hi else 0
             if gap >= 2:
                 best = max(best, 4.0 / gap)
-    del rank
     return best
 
 
