@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,ray]'
+	$(BIN)/pip install -q -e '.[dev,ray,bench]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -36,7 +36,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 # Every speed harness in turn (each prints JSON; RESULTS.md records machine and command).
-BENCHES := bench_ingest bench_replay bench_sim bench_scan bench_merkle
+BENCHES := bench_ingest bench_replay bench_sim bench_scan bench_merkle bench_e2e bench_eventsourcing
 bench: $(STAMP)
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python -m benchmarks.$$b || exit 1; done
 

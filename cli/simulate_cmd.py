@@ -19,8 +19,8 @@ INGEST_BATCH_BYTES = 32 * 1024 * 1024
 def simulate(
     games: int = typer.Option(..., "--games", min=1, help="How many games to play."),
     seed: int = typer.Option(..., "--seed", help="World seed: same seed and options, same bytes."),
-    variants: str = typer.Option("classic", "--variants",
-                                 help="Comma-separated variants to play (classic,r500,...)."),
+    variants: str = typer.Option("classic,r500,liverpool,michigan", "--variants",
+                                 help="Comma-separated variants to play (default: all four)."),
     fraud_rate: float = typer.Option(0.02, "--fraud-rate", min=0.0, max=1.0,
                                      help="Share of accounts in a fraud mechanism."),
     out: Path | None = typer.Option(None, "--out", help="Write the events as JSON Lines here."),

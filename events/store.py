@@ -375,7 +375,7 @@ class EventStore:
             "SELECT raw, prev_hash, hash FROM store.events WHERE game_id = ? ORDER BY seq",
             [game_id],
         ).fetchall()
-        return [_to_event(raw, prev, h) for raw, prev, h in rows]
+        return [event_from_row(raw, prev, h) for raw, prev, h in rows]
 
     def iter_games(
         self, batch_size: int = 500, *, variant: str | None = None,
@@ -396,7 +396,7 @@ class EventStore:
                 self.con.unregister("_rg_ids")
             by_game: dict[str, list[dict[str, Any]]] = {}
             for game_id, raw, prev, h in rows:
-                by_game.setdefault(game_id, []).append(_to_event(raw, prev, h))
+                by_game.setdefault(game_id, []).append(event_from_row(raw, prev, h))
             for game_id in chunk:
                 if game_id in by_game:
                     yield by_game[game_id]
@@ -478,7 +478,7 @@ class EventStore:
         return VerifyReport(games, events, problems)
 
 
-def _to_event(raw: str, prev: str, h: str) -> dict[str, Any]:
+def event_from_row(raw: str, prev: str, h: str) -> dict[str, Any]:
     event = orjson.loads(raw)
     event["prev_hash"] = prev
     event["hash"] = h

@@ -60,10 +60,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..events.export import export_parquet
-from ..events.store import _to_event
+from ..events.store import event_from_row
 from ..replay.engine import GameRecord, Results, replay
 from ..replay.findings import Finding
-from ..replay.verify import VerifyRun, _check_tables, save_run
+from ..replay.verify import VerifyRun, check_tables, save_run
 from .facts import SCHEMAS, TABLES, batch_facts_raw
 from .flags import write_flags
 from .pipeline import load_facts, publish_views, write_parquet
@@ -166,7 +166,7 @@ def process_games(rows: pa.Table, *, verify: bool = True) -> dict[str, pa.Table]
             start = i
     out = batch_facts_raw(games) if games else {t: SCHEMAS[t].empty_table() for t in TABLES}
     # one row per game either way: the driver counts games by it
-    records = [verification_record([_to_event(raws[k], prevs[k], hashes[k]) for k in range(a, b)])
+    records = [verification_record([event_from_row(raws[k], prevs[k], hashes[k]) for k in range(a, b)])
                if verify else b"" for _, a, b in bounds]
     out[GAMES] = pa.Table.from_arrays(
         [pa.array([g for g, _, _ in bounds], pa.string()), pa.array(records, pa.large_binary())],
@@ -249,7 +249,7 @@ def records_to_run(records: pa.Table) -> VerifyRun:
             None, d["chained"]))
         if d["created"] is not None:
             run.created[d["game_id"]] = d["created"]
-    _check_tables(run)
+    check_tables(run)
     run.records.sort(key=lambda r: r.game_id)
     return run
 

@@ -126,12 +126,12 @@ def verify_games(
         from .engine import Results
 
         run.records.append(GameRecord(game_id, "", findings, True, Results([], {}, {}), [], 0, -1))
-    _check_tables(run)
+    check_tables(run)
     run.records.sort(key=lambda r: r.game_id)
     return run
 
 
-def _check_tables(run: VerifyRun) -> None:
+def check_tables(run: VerifyRun) -> None:
     """CL-NEXT: at each table, the next classic game starts with the last winner."""
     by_id = {r.game_id: r for r in run.records}
     tables: dict[str, list[tuple[int, str]]] = {}
