@@ -26,6 +26,16 @@ def scan(
     threshold: float = typer.Option(0.5, "--threshold", help="Model probability that makes a flag."),
     top: int = typer.Option(20, "--top", help="Flags to print (all are stored)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    engine: str = typer.Option(
+        "local", "--engine", help="local: a process pool here; ray: Ray Data over a Parquet "
+        "export (pip install 'rummyguard[ray]'). Both give the same flags."),
+    address: str | None = typer.Option(
+        None, "--address", help="With --engine ray: the Ray cluster to join (host:port or "
+        "'auto'); default: a local Ray with --workers CPUs.", show_default=False),
+    from_parquet: Path | None = typer.Option(
+        None, "--from-parquet", help="With --engine ray: scan this export (`rummyguard export "
+        "--parquet`, on a path every node reads) instead of a temporary export of the store.",
+        show_default=False),
 ) -> None:
     """Replay every stored game, derive facts and features, score them, and write flags.
 
@@ -39,6 +49,10 @@ def scan(
     from ..fraud.models import ModelError, load_model
     from ..fraud.scan import scan_store
 
+    if engine not in ("local", "ray"):
+        fail(f"--engine must be local or ray, not {engine!r}")
+    if engine == "local" and (address is not None or from_parquet is not None):
+        fail("--address and --from-parquet go with --engine ray")
     fitted = None
     if model is not None:
         try:
@@ -52,7 +66,16 @@ def scan(
     except StoreError as exc:
         fail(str(exc))
     try:
-        if progress and err_console.is_terminal:
+        if engine == "ray":
+            from ..fraud.ray_engine import ExportMismatch, RayUnavailable, scan_store_ray
+
+            try:
+                result = scan_store_ray(store, parquet_in=from_parquet, address=address,
+                                        num_cpus=workers or None, model=fitted, threshold=threshold,
+                                        parquet_out=parquet)
+            except (RayUnavailable, ExportMismatch, FileNotFoundError) as exc:
+                fail(str(exc))
+        elif progress and err_console.is_terminal:
             with Progress(TextColumn("scan"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=err_console, transient=True) as bar:
                 task = bar.add_task("scan", total=None)

@@ -170,3 +170,31 @@ def test_missing_ray_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` raise ImportError
     with pytest.raises(RayUnavailable, match=r"pip install 'rummyguard\[ray\]'"):
         require_ray()
+
+
+@pytest.mark.ray
+def test_scan_cli_engine_ray_gives_the_local_flags(world: dict[str, Any], tmp_path: Path) -> None:
+    """`rummyguard scan --engine ray` through the real CLI, compared with the local scan."""
+    import json
+    import subprocess
+
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'rummyguard[ray]')")
+    db = tmp_path / "cli.duckdb"
+    db.write_bytes(world["path"].read_bytes())
+    out = subprocess.run([sys.executable, "-m", "rummyguard.cli", "scan", "--db", str(db),
+                          "--engine", "ray", "--workers", "2", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    summary = json.loads(out.stdout)
+    assert summary["flags"] == world["scan"].flags.height
+    con = duckdb.connect(str(db), read_only=True)
+    got = con.sql("SELECT * FROM flags ORDER BY flag_id").pl()
+    assert_frame_equal(got, world["flags_view"])
+
+
+def test_scan_cli_rejects_an_unknown_engine(tmp_path: Path) -> None:
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", "rummyguard.cli", "scan", "--engine", "spark",
+                          "--db", str(tmp_path / "x.duckdb")], capture_output=True, text=True)
+    assert out.returncode == 2 and "--engine must be local or ray" in out.stderr
