@@ -35,34 +35,43 @@ Progress = Callable[[int], None]  # called with the number of games just finishe
 
 
 def store_game_batches(store: EventStore, batch_games: int = 400) -> tuple[int, Iterator[list[list[str]]]]:
-    """(number of games, iterator of batches of games as raw JSON lines in seq order)."""
-    ids = [r[0] for r in store.con.execute(
-        "SELECT game_id FROM store.games_chain ORDER BY game_id").fetchall()]
+    """(number of games, iterator of batches of games as raw JSON lines in seq order).
+
+    One pass over ``store.events`` in storage order (no sort, no per-batch lookup: a
+    lookup per batch re-scans the table, quadratic at 100k games): lines are gathered
+    per game and a game is released as soon as it holds the number of events its chain
+    record says (``games_chain.next_seq``); games with gaps are released at the end.
+    Memory holds only the games still being read — with a producer's log, a handful."""
+    expected = dict(store.con.execute(
+        "SELECT game_id, next_seq FROM store.games_chain").fetchall())
 
     def gen() -> Iterator[list[list[str]]]:
-        for start in range(0, len(ids), batch_games):
-            chunk = ids[start:start + batch_games]
-            store.con.register("_rg_fact_ids", pa.table({"game_id": pa.array(chunk, pa.string())}))
-            try:
-                tbl = store.con.sql(
-                    "SELECT e.game_id, e.raw FROM store.events e SEMI JOIN _rg_fact_ids i "
-                    "ON e.game_id = i.game_id ORDER BY e.game_id, e.seq").to_arrow_table()
-            finally:
-                store.con.unregister("_rg_fact_ids")
-            yield _group(tbl.column("game_id").to_pylist(), tbl.column("raw").to_pylist())
+        pending: dict[str, list[tuple[int, str]]] = {}
+        batch: list[list[str]] = []
+        reader = store.con.sql("SELECT game_id, seq, raw FROM store.events").to_arrow_reader(65_536)
+        for rb in reader:
+            for gid, seq, raw in zip(rb.column(0).to_pylist(), rb.column(1).to_pylist(),
+                                     rb.column(2).to_pylist(), strict=True):
+                lines = pending.get(gid)
+                if lines is None:
+                    lines = pending[gid] = []
+                lines.append((seq, raw))
+                if len(lines) == expected.get(gid, -1):
+                    del pending[gid]
+                    lines.sort()
+                    batch.append([r for _, r in lines])
+                    if len(batch) == batch_games:
+                        yield batch
+                        batch = []
+        for gid in sorted(pending):
+            batch.append([r for _, r in sorted(pending[gid])])
+            if len(batch) == batch_games:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
 
-    return len(ids), gen()
-
-
-def _group(game_ids: list[str], raws: list[str]) -> list[list[str]]:
-    out: list[list[str]] = []
-    last = None
-    for gid, raw in zip(game_ids, raws, strict=True):
-        if gid != last:
-            out.append([])
-            last = gid
-        out[-1].append(raw)
-    return out
+    return len(expected), gen()
 
 
 _GID = b'"game_id":"'

@@ -325,3 +325,24 @@ def test_free_choice_signals_point_at_the_planted() -> None:
     players = player_features(con).sort("hc_tie_t", descending=True, nulls_last=True)
     top = players.row(0, named=True)
     assert top["player"] == "p03" and top["hc_tie_n"] >= 20
+
+
+def test_store_batches_regroup_interleaved_games(tmp_path: Path) -> None:
+    """One pass over the store in storage order: games whose events were ingested
+    interleaved still come out whole, in seq order, each exactly once."""
+    from rummyguard.events.store import EventStore
+    from rummyguard.fraud.pipeline import store_game_batches
+
+    games, _ = make_world(8, n_games=6)
+    rows = [orjson.dumps(e) for row in itertools.zip_longest(*games) for e in row if e is not None]
+    path = tmp_path / "s.duckdb"
+    with EventStore.open(path) as store:
+        store.ingest_lines(rows)
+        total, batches = store_game_batches(store, batch_games=4)
+        got = [g for b in batches for g in b]
+    assert total == 6 and len(got) == 6
+    want = {g[0]["game_id"]: [e["seq"] for e in g] for g in games}
+    for lines in got:
+        evs = [orjson.loads(ln) for ln in lines]
+        assert [e["seq"] for e in evs] == want[evs[0]["game_id"]]
+    assert {orjson.loads(g[0])["game_id"] for g in got} == set(want)
