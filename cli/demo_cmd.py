@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .common import DbOption, console, db_path, err_console, fail
+from .common import DbOption, console, db_path, err_console
 
 
 @contextmanager
@@ -176,5 +176,3 @@ def _most_interesting(run: Any) -> Any:
         return None
     return max(scored, key=lambda t: (t[0], t[1], t[2]))[3]
 
-
-__all__ = ["demo", "fail"]

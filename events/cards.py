@@ -74,7 +74,7 @@ def format_cards(cards: Iterable[int]) -> list[str]:
 
 
 def pretty_card(card: int) -> str:
-    """Human form with a suit symbol: ``Q♦``, ``10♥`` is written ``T♥``, joker ``🃏``."""
+    """Human form with a suit symbol: ``Q♦``, ``10♥`` is written ``T♥``, the joker stays ``JK``."""
     if card == JOKER:
         return "JK"
     code = _INT_TO_CODE[card]

@@ -10,7 +10,7 @@ integrity findings when their game can be told, so nothing read is silently lost
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from ..events.timestamps import ts_millis
-from .engine import GameRecord, replay
+from .engine import GameRecord, Results, replay
 from .findings import Finding
 from .rules.classic import check_next_games
 
@@ -123,8 +123,6 @@ def verify_games(
     for game_id, bads in sorted(bad_by_game.items()):  # games with no valid event at all
         findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity",
                             f"{b.source}:{b.line_no} is not a valid event: {b.reason}") for b in bads]
-        from .engine import Results
-
         run.records.append(GameRecord(game_id, "", findings, True, Results([], {}, {}), [], 0, -1))
     check_tables(run)
     run.records.sort(key=lambda r: r.game_id)
@@ -222,6 +220,3 @@ def _insert(con: Any, table: str, rows: list[tuple], columns: list[str], extra: 
         con.execute(f"INSERT INTO store.{table} ({cols}) SELECT {cols} FROM _rg_rows")
     con.unregister("_rg_rows")
 
-
-def iter_store_games(store: Any) -> Iterator[list[dict[str, Any]]]:
-    yield from store.iter_games()

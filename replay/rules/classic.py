@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from ...events.cards import JOKER, format_card, format_cards, parse_card, parse_cards
 from ..variant import Event, GameContext
-from .melds import Meld, MeldError, MeldRules, counts, find_partition, parse_as, validate_meld
+from .melds import Meld, MeldError, MeldRules, find_partition, parse_as, validate_meld
 from .table import CardTable, joker_free_max
 
 BASE_FIRST_MS = 60_000
@@ -579,4 +579,4 @@ def check_next_games(records: list[tuple[str, int, list[str], list[str]]]) -> li
     return problems
 
 
-__all__ = ["ClassicRummy", "check_next_games", "counts"]
+__all__ = ["ClassicRummy", "check_next_games"]

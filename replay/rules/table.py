@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ...events.cards import JOKER, NCARDS, format_card, format_cards, parse_card, parse_cards
+from ...events.cards import JOKER, NCARDS, format_card, format_cards, parse_cards
 from ..variant import Event, GameContext, Variant
 
 
@@ -184,4 +184,4 @@ def joker_free_max(hand: list[int], exclude: Counter[int] | None = None) -> int 
     return None
 
 
-__all__ = ["CardTable", "joker_free_max", "parse_card"]
+__all__ = ["CardTable", "joker_free_max"]
