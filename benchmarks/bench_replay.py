@@ -5,7 +5,18 @@ benchmarks/_work/), producer-chained, written as JSONL. Then, in one process:
 
 - ``parse``: read the file and ``orjson.loads`` every line (the floor);
 - ``replay_verify``: read, parse, group by game and :func:`replay` every game with hash
-  checks on (what ``rummyguard verify FILES`` does per game, minus printing).
+  checks on: every event re-hashed (JCS + SHA-256), the chain walked, every rule and
+  claim checked (the replay + verify work of ``rummyguard verify``);
+- ``rules_only``: the replay alone on the parsed games (``verify_hashes=False``: the
+  store's case, whose chains were checked at ingest and are re-checked by ``verify-log``);
+- ``verify_files``: ``rummyguard verify FILES`` end to end minus printing — the above
+  plus validating every line against the event models (ingest's job when reading the
+  store), and the CL-NEXT cross-game check;
+- ``gc_on``: ``replay_verify`` again with the cyclic GC left on (the command pauses it
+  for bulk work, events/gcpause.py), to show what the pause buys.
+
+Every pass reports wall and CPU seconds of this process: on a shared machine other
+jobs inflate the wall figure, not the CPU one; ratios are taken within the same run.
 
 Prints one JSON document; ``--record`` appends a row to benchmarks/RESULTS.md.
 Usage: ``python -m benchmarks.bench_replay [--games 10000] [--variants classic,r500]``.
@@ -14,6 +25,7 @@ Usage: ``python -m benchmarks.bench_replay [--games 10000] [--variants classic,r
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -23,8 +35,10 @@ from typing import Any
 
 import orjson
 
+from rummyguard.events.gcpause import paused_gc
 from rummyguard.replay.engine import replay
 from rummyguard.replay.variant import variant_class
+from rummyguard.replay.verify import VerifyRun, read_games_from_files, verify_games
 
 WORK = Path(__file__).parent / "_work"
 
@@ -46,36 +60,76 @@ def corpus(variant: str, games: int) -> Path:
     return path
 
 
-def measure(path: Path) -> dict[str, Any]:
-    start = time.perf_counter()
-    with path.open("rb") as f:
-        n = sum(1 for line in f if orjson.loads(line))
-    parse_s = time.perf_counter() - start
+class _Clock:
+    """Wall and CPU seconds of a block (CPU: this process only, so a busy machine's other
+    jobs inflate the wall figure but not the CPU one)."""
 
-    start = time.perf_counter()
+    def __enter__(self) -> _Clock:
+        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall0
+        self.cpu = time.process_time() - self.cpu0
+
+
+def _load(path: Path) -> dict[str, list[dict[str, Any]]]:
     games: dict[str, list[dict[str, Any]]] = {}
     with path.open("rb") as f:
         for line in f:
             event = orjson.loads(line)
             games.setdefault(event["game_id"], []).append(event)
-    dirty = sum(1 for events in games.values() if not replay(events).clean)
-    replay_s = time.perf_counter() - start
+    return games
 
-    start = time.perf_counter()  # the store's case: chains were verified at ingest
-    for events in games.values():
-        replay(events, verify_hashes=False)
-    rules_only_s = time.perf_counter() - start
+
+def measure(path: Path) -> dict[str, Any]:
+    """The three passes, each under the GC setting ``rummyguard verify`` uses (the cyclic
+    collector paused for bulk work: events/gcpause.py), plus the replay pass with the
+    collector on, to show what the pause buys."""
+    with paused_gc(), _Clock() as parse, path.open("rb") as f:
+        n = sum(1 for line in f if orjson.loads(line))
+
+    with paused_gc(), _Clock() as full:
+        games = _load(path)
+        dirty = sum(1 for events in games.values() if not replay(events).clean)
+
+    with paused_gc(), _Clock() as rules:  # the store's case: chains were verified at ingest
+        for events in games.values():
+            replay(events, verify_hashes=False)
+    n_games = len(games)
+    del games
+
+    gc.collect()
+    with _Clock() as files:
+        verify_games(read_games_from_files([path], VerifyRun()).values())
+
+    gc.collect()
+    with _Clock() as gc_on:  # the same full pass with the cyclic GC left on
+        for events in _load(path).values():
+            replay(events)
+
+    def rate(seconds: float) -> int:
+        return round(n / seconds)
+
     return {
         "events": n,
-        "games": len(games),
+        "games": n_games,
+        "replay_games_per_s": round(n_games / full.wall),
+        "replay_games_per_cpu_s": round(n_games / full.cpu),
         "games_with_findings": dirty,
-        "parse_s": round(parse_s, 3),
-        "replay_verify_s": round(replay_s, 3),
-        "parse_events_per_s": round(n / parse_s),
-        "replay_events_per_s": round(n / replay_s),
-        "replay_games_per_s": round(len(games) / replay_s),
-        "ratio_to_parse": round(replay_s / parse_s, 2),
-        "rules_only_events_per_s": round(n / rules_only_s),
+        "parse_s": round(parse.wall, 3), "parse_cpu_s": round(parse.cpu, 3),
+        "replay_verify_s": round(full.wall, 3), "replay_verify_cpu_s": round(full.cpu, 3),
+        "parse_events_per_s": rate(parse.wall), "parse_events_per_cpu_s": rate(parse.cpu),
+        "replay_events_per_s": rate(full.wall), "replay_events_per_cpu_s": rate(full.cpu),
+        "ratio_to_parse": round(full.wall / parse.wall, 2),
+        "ratio_to_parse_cpu": round(full.cpu / parse.cpu, 2),
+        "rules_only_events_per_s": rate(rules.wall),
+        "rules_only_events_per_cpu_s": rate(rules.cpu),
+        "rules_only_ratio_cpu": round(rules.cpu / parse.cpu, 2),
+        "verify_files_events_per_cpu_s": rate(files.cpu),
+        "verify_files_ratio_cpu": round(files.cpu / parse.cpu, 2),
+        "gc_on_replay_events_per_cpu_s": rate(gc_on.cpu),
+        "gc_on_ratio_cpu": round(gc_on.cpu / parse.cpu, 2),
     }
 
 
@@ -119,17 +173,23 @@ def _record(out: dict[str, Any]) -> None:
         f"Machine: {out['machine']['cpus']} cores, {out['machine']['processor']}, "
         f"Python {out['machine']['python']}; one process (one core). Command: `{out['command']}`.",
         "",
-        "| variant | games | events | parse floor ev/s | parse+replay+verify ev/s | games/s | ratio to floor | replay only, no re-hash ev/s |",
-        "|---|---|---|---|---|---|---|---|",
+        "Rates per CPU second of the process (wall-clock rates in the JSON); ratios to the "
+        "parse floor in CPU time, same run.",
+        "",
+        "| variant | games | events | parse floor ev/s | replay + verify ev/s | games/s | ratio | "
+        "rules only ev/s | ratio | `verify FILES` ev/s | ratio | GC on: ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for variant, r in out["variants"].items():
         if "skipped" in r:
-            lines.append(f"| {variant} | - | - | - | - | - | - | {r['skipped']} |")
+            lines.append(f"| {variant} | {r['skipped']} |")
             continue
         lines.append(
-            f"| {variant} | {r['games']} | {r['events']} | {r['parse_events_per_s']:,} | "
-            f"{r['replay_events_per_s']:,} | {r['replay_games_per_s']:,} | {r['ratio_to_parse']}x | "
-            f"{r['rules_only_events_per_s']:,} |"
+            f"| {variant} | {r['games']:,} | {r['events']:,} | {r['parse_events_per_cpu_s']:,} | "
+            f"{r['replay_events_per_cpu_s']:,} | {r['replay_games_per_cpu_s']:,} | "
+            f"{r['ratio_to_parse_cpu']}x | {r['rules_only_events_per_cpu_s']:,} | "
+            f"{r['rules_only_ratio_cpu']}x | {r['verify_files_events_per_cpu_s']:,} | "
+            f"{r['verify_files_ratio_cpu']}x | {r['gc_on_ratio_cpu']}x |"
         )
     path = Path(__file__).parent / "RESULTS.md"
     with path.open("a") as f:

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ..events.gcpause import paused_gc
 from ..events.timestamps import ts_millis
 from .engine import GameRecord, Results, replay
 from .findings import Finding
@@ -69,15 +70,16 @@ def read_games_from_files(paths: Iterable[Path], run: VerifyRun) -> dict[str, li
     from ..events.ingest import read_jsonl_events
 
     games: dict[str, list[dict[str, Any]]] = {}
-    for path in paths:
-        for line_no, raw, event in read_jsonl_events(path):
-            if isinstance(event, dict):
-                games.setdefault(event["game_id"], []).append(event)
-                continue
-            game_id, seq = _salvage_ids(raw)
-            run.bad_lines.append(BadLine(str(path), line_no, str(event), game_id, seq))
-            if game_id is not None:
-                games.setdefault(game_id, [])
+    with paused_gc():  # a million small dicts: no cyclic-GC scans over them
+        for path in paths:
+            for line_no, raw, event in read_jsonl_events(path):
+                if isinstance(event, dict):
+                    games.setdefault(event["game_id"], []).append(event)
+                    continue
+                game_id, seq = _salvage_ids(raw)
+                run.bad_lines.append(BadLine(str(path), line_no, str(event), game_id, seq))
+                if game_id is not None:
+                    games.setdefault(game_id, [])
     return games
 
 
@@ -101,7 +103,15 @@ def verify_games(
     progress: Callable[[int], None] | None = None,
 ) -> VerifyRun:
     """Replay every game; then add bad-line and cross-game (CL-NEXT) findings."""
-    run = run or VerifyRun()
+    with paused_gc():  # records pile up by the million: no cyclic-GC scans over them
+        return _verify_games(games, run or VerifyRun(), progress)
+
+
+def _verify_games(
+    games: Iterable[list[dict[str, Any]]],
+    run: VerifyRun,
+    progress: Callable[[int], None] | None,
+) -> VerifyRun:
     bad_by_game: dict[str, list[BadLine]] = {}
     for b in run.bad_lines:
         if b.game_id is not None:
