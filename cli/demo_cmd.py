@@ -81,10 +81,12 @@ def _ingest(path: Path, logs: list[Path]) -> Any:
 
 def _verify(path: Path) -> Any:
     from ..events.store import EventStore
-    from ..replay.verify import VerifyRun, save_run, verify_games
+    from ..replay.verify import VerifyRun, read_store_bad_lines, save_run, verify_games
 
     with EventStore.open(path) as store, console.status("replaying every game"):
-        run = verify_games(store.iter_games(), VerifyRun())
+        run = VerifyRun()
+        read_store_bad_lines(store.con, run)  # the tampered event ingest quarantined
+        run = verify_games(store.iter_games(), run)
         save_run(store.con, run)
     return run
 

@@ -83,10 +83,12 @@ def eval_(
         None, "--save-facts", help="Write each world's facts as Parquet into DIR/train and DIR/test; "
         "pass such a folder as --train/--test later to skip the replay.", show_default=False),
 ) -> None:
-    """Train on one simulated world, score a held-out one, and report per mechanism:
-    PR-AUC, precision@10/50/100, recall at 1% FPR (bootstrap CIs), detection vs intensity
-    and games played, leave-one-mechanism-out, two naive baselines, found groups vs
-    labelled groups, and the share of flag evidence that is planted."""
+    """Score the detector honestly: train on one simulated world, report on another.
+
+    Per mechanism: PR-AUC, precision@10/50/100, recall at 1% FPR (bootstrap CIs),
+    detection vs intensity and games played, leave-one-mechanism-out, two naive
+    baselines, found groups vs labelled groups, and the share of flag evidence that is
+    planted."""
     from ..fraud.evaluate import evaluate, render_markdown
     from ..fraud.models import FraudModel, ModelError, load_model
 

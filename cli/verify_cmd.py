@@ -9,7 +9,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..replay.rule_text import rule_text
-from ..replay.verify import VerifyRun, read_games_from_files, save_run, verify_games
+from ..replay.verify import (
+    VerifyRun,
+    read_games_from_files,
+    read_store_bad_lines,
+    save_run,
+    verify_games,
+)
 from .common import DbOption, console, db_path, err_console, fail, print_json
 
 
@@ -49,6 +55,7 @@ def verify(
             fail(str(exc))
         total = len(store.game_ids())
         source = store.iter_games()
+        read_store_bad_lines(store.con, run)  # what ingest quarantined: LOG-EVENT findings
     try:
         if progress and err_console.is_terminal and total > 1:
             with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(),

@@ -18,6 +18,14 @@ ever *accepts*; anything it does not accept goes to :func:`validate_event`, the
 authority, which either accepts it too or names the precise reason. Tests hold the two
 to the same verdict (tests/test_fastpath.py).
 
+Reading a file (decisions where EVENTS.md says only "JSON Lines, UTF-8"): a line ends at
+``\\n``; a ``\\r`` before it is JSON whitespace (CRLF files read the same); a last line
+without a newline counts; gzip is recognised by its magic bytes. A UTF-8 BOM at the very
+start of a file is dropped (RFC 8259 §8.1 lets a parser ignore it); anywhere else it
+makes its line ``not_json``. A line whose JSON object repeats a key is ``not_json`` too
+(:func:`duplicate_key`): its content and JCS hash would depend on the parser. An empty
+line is ``not_json`` (a blank line is not a JSON value).
+
 Where the time goes, and why the code is shaped so (benchmarks/RESULTS.md): a decoded
 chunk is kept as columns (lists per field) that go to Arrow once per batch; the writer
 thread plans and writes each batch while the main thread decodes the next one, so
@@ -29,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import json
 import os
 import queue
 import threading
@@ -55,7 +64,8 @@ if TYPE_CHECKING:
 
 #: Every quarantine reason code, with what it means (shown by ``ingest`` and in docs/sql.md).
 REASONS: dict[str, str] = {
-    "not_json": "the line is not valid JSON (or not UTF-8, or empty)",
+    "not_json": "the line is not valid I-JSON (not JSON, not UTF-8, a BOM, a duplicate key, "
+                "or empty)",
     "not_object": "the line is JSON but not an object",
     "unknown_type": "the `type` is not in the catalog",
     "future_version": "the `v` is newer than this project knows",
@@ -70,6 +80,7 @@ REASONS: dict[str, str] = {
 }
 
 _PREV_KEY = b'"prev_hash":"'
+_BOM = b"\xef\xbb\xbf"
 _PREV_LEN = len(_PREV_KEY)
 _SORT = orjson.OPT_SORT_KEYS
 
@@ -94,6 +105,49 @@ def check_event(obj: Any) -> None:
         validate_event(obj)
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> None:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen.add(key)
+
+
+def duplicate_key(line: bytes, obj: Any = None) -> str | None:
+    """The first key repeated inside one JSON object of ``line`` (``obj``, if given, is
+    what orjson decoded from it), or None.
+
+    Why: JSON parsers keep the last of two equal keys, silently; the event would then be
+    whatever this parser happens to pick, and its hash (JCS, RFC 8785, which requires
+    I-JSON: no duplicate names) would be undefined. Such a line is quarantined, not read.
+
+    Cheap first: without a backslash in the line every string is written literally, so
+    re-serialising ``obj`` gives exactly as many ``"`` as the line unless keys (and their
+    values) were dropped; only lines with escapes or a shortfall are parsed again.
+    """
+    if (obj is not None and b"\\" not in line
+            and line.count(b'"') == orjson.dumps(obj).count(b'"')):
+        return None
+    try:
+        json.loads(line, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey as exc:
+        return exc.key
+    except ValueError:  # orjson read it; a disagreement is not ours to report here
+        return None
+    return None
+
+
+def _duplicate_detail(key: str) -> str:
+    return (f"duplicate key {key!r} in a JSON object: the event is ambiguous "
+            "(RFC 8785 / I-JSON forbid duplicate names)")
+
+
 def parse_line(line: bytes) -> dict[str, Any]:
     """One JSONL line -> a valid event dict, or :class:`EventError` (reason code set)."""
     try:
@@ -101,6 +155,9 @@ def parse_line(line: bytes) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         detail = "empty line" if not line.strip() else f"not JSON: {exc}"
         raise EventError("not_json", detail) from None
+    key = duplicate_key(line, obj)
+    if key is not None:
+        raise EventError("not_json", _duplicate_detail(key))
     check_event(obj)
     return obj
 
@@ -196,12 +253,44 @@ def decode_lines(lines: Sequence[bytes]) -> Decoded:
             detail = "empty line" if not line.strip() else f"not JSON: {exc}"
             errors.append((i, "not_json", detail))
             continue
+        escaped = b"\\" in line
+        if escaped and (dup := duplicate_key(line, obj)) is not None:
+            errors.append((i, "not_json", _duplicate_detail(dup)))
+            continue
         if not fast(obj):
             try:
                 validate_event(obj)
             except EventError as exc:
-                errors.append((i, exc.reason, exc.detail))
+                dup = duplicate_key(line, obj)
+                if dup is not None:  # the cause: the line is not one unambiguous object
+                    errors.append((i, "not_json", _duplicate_detail(dup)))
+                else:
+                    errors.append((i, exc.reason, exc.detail))
                 continue
+        had_hash_keys = ("prev_hash" in obj) + ("hash" in obj)
+        declared = obj.pop("hash", None)
+        prev = obj.get("prev_hash")
+        if prev is None and declared is None:
+            mode = "ingest"
+            obj["prev_hash"] = GENESIS_HASH
+            canon = _canonical(obj)
+            # The line held the null/absent hash keys, the canonical form a prev_hash string.
+            quotes = canon.count(b'"') - 4 + 2 * had_hash_keys
+        elif prev is not None and declared is not None:
+            mode = "producer"
+            canon = _canonical(obj)
+            quotes = canon.count(b'"') + 4  # the line also held "hash":"..."
+        else:
+            mode = "half"  # rare, and quarantined: the exact check below
+            canon = b""
+            quotes = -1
+        # Duplicate keys (see :func:`duplicate_key`), checked on the canonical bytes the
+        # hash needs anyway: without escapes, a quote count short of the line's means a
+        # key was dropped by the parser.
+        if not escaped and line.count(b'"') != quotes and (
+                dup := duplicate_key(line)) is not None:
+            errors.append((i, "not_json", _duplicate_detail(dup)))
+            continue
         type_name = obj["type"]
         version = obj["v"]
         if version < current[type_name]:
@@ -211,25 +300,15 @@ def decode_lines(lines: Sequence[bytes]) -> Decoded:
         else:
             a_up_payload(None)
             a_up_v(None)
-        declared = obj.pop("hash", None)
-        prev = obj.get("prev_hash")
-        if prev is None and declared is None:
-            a_mode("ingest")
+        a_mode(mode)
+        if mode == "ingest":
             a_hash_ok(True)
-            obj["prev_hash"] = GENESIS_HASH
-            canon = _canonical(obj)
             # The top-level prev_hash is the last such key: only seq/ts/type/v follow it.
             at = canon.rfind(_PREV_KEY) + _PREV_LEN
             a_head(canon[:at])
             a_tail(canon[at + 64 :])
-        elif prev is not None and declared is not None:
-            a_mode("producer")
-            a_hash_ok(sha256(_canonical(obj)).hexdigest() == declared)
-            a_head(b"")
-            a_tail(b"")
         else:
-            a_mode("half")
-            a_hash_ok(False)
+            a_hash_ok(mode == "producer" and sha256(canon).hexdigest() == declared)
             a_head(b"")
             a_tail(b"")
         a_index(i)
@@ -288,8 +367,20 @@ class _Source:
         return self._raw.tell()
 
     def lines(self) -> Iterator[bytes]:
-        """Each line without its ``\\n`` terminator (a final line without one counts)."""
+        """Each line without its ``\\n`` terminator (a final line without one counts; a
+        ``\\r`` before it stays and is JSON whitespace, so CRLF files read the same).
+
+        A UTF-8 byte order mark at the very start of the file is dropped: it marks the
+        file's encoding, it is not part of the first line's JSON text, and RFC 8259 §8.1
+        lets a parser ignore it (jsonlines.org asks writers not to write one). A BOM
+        anywhere else is inside a line, which is then not JSON and is quarantined.
+        """
+        first = True
         for line in self._stream:
+            if first:
+                first = False
+                if line.startswith(_BOM):
+                    line = line[len(_BOM):]
             yield line[:-1] if line.endswith(b"\n") else line
 
     def close(self) -> None:
@@ -426,7 +517,7 @@ class Sequencer:
         self._before = before = {
             g: Head(h.next_seq, h.last_hash, h.chained_by) for g in game_ids for h in (heads[g],)
         }
-        quarantined = [Quarantined(i, r, d) for i, r, d in dec.errors]
+        quarantined = [Quarantined(i, r, d, *_salvage_ids(lines[i])) for i, r, d in dec.errors]
         accepted: dict[str, int] = {}  # event_id -> line index, for in-batch duplicates
         keep: list[int] = []
         row_prev: list[str] = []
@@ -511,6 +602,26 @@ class Sequencer:
         """Restore the heads moved by the last :meth:`plan` (its batch did not commit)."""
         self.heads.update(self._before)
         self._before = {}
+
+
+def _salvage_ids(line: bytes) -> tuple[str | None, str | None, int | None]:
+    """``(event_id, game_id, seq)`` of a line that failed decoding, where they can be read,
+    so its quarantine row names the game it breaks (a replay of the stored game can then
+    say that an event of it was quarantined, instead of looking at a shorter game)."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None, None, None
+    if not isinstance(obj, dict):
+        return None, None, None
+
+    def text(key: str) -> str | None:
+        value = obj.get(key)
+        return value if isinstance(value, str) and 0 < len(value) <= 256 else None
+
+    seq = obj.get("seq")
+    return (text("event_id"), text("game_id"),
+            seq if type(seq) is int and 0 <= seq < 2**63 else None)
 
 
 def _same_content(a: bytes, b: bytes) -> bool:

@@ -7,6 +7,21 @@ anything that passes :func:`validate_event` can be trusted by the replay hot loo
 The union is discriminated by ``(type, v)``; :func:`validate_event` checks the type
 and version first so that an unknown type or a version newer than we know gets its own
 precise reason instead of a generic union error.
+
+Readings of EVENTS.md where it is terse (each pinned by tests/test_audit_events.py):
+
+- Integers: every integer of an event lies within +-(2**53 - 1) (I-JSON's exact range),
+  GameCreated.rules values included; beyond it JCS would not write the integer's digits.
+- ``ts``: exactly ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (upper-case ``T`` and ``Z``, no offset, no
+  leap second): the spec's "RFC 3339 UTC with milliseconds" and its example.
+- ``prev_hash`` / ``hash``: lower-case hex, as ``hashlib`` writes it; ``null`` = absent.
+- String lengths ("1-64 chars") count Unicode code points.
+- Legacy cards (v1): a natural card has rank and suit, a joker ``{"rank": "joker"}`` and
+  no suit ("suit then absent"); anything else is invalid here rather than failing later
+  in the upcaster.
+- ``as`` keys are card positions in ASCII digits, no leading zero.
+- ``GameCreated.rules``: a value may be ``null``, meaning "not set" (the default applies).
+- ``ChipsTransferred.transfers`` may be empty (a claim that nothing moved).
 """
 
 from __future__ import annotations
@@ -53,9 +68,11 @@ def _check_ts(ts: str) -> str:
 
 
 def _check_index_keys(value: dict[str, str] | None) -> dict[str, str] | None:
+    # ASCII digits only: str.isdigit() also takes "١" or "²", which are no card positions
+    # (and which the compiled fast path, rightly, rejects).
     if value is not None:
         for key in value:
-            if not key.isdigit() or (len(key) > 1 and key[0] == "0"):
+            if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0"):
                 raise ValueError(f"`as` keys are card positions (\"0\", \"1\", ...), got {key!r}")
     return value
 
@@ -90,9 +107,23 @@ class DrewV2(_Strict):
     cards: Annotated[list[Card], Field(min_length=1, max_length=MAX_DECK)]
 
 
-class LegacyCard(_Strict):
-    rank: Literal["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "joker"]
-    suit: Literal["clubs", "diamonds", "hearts", "spades"] | None = None
+class LegacyNatural(_Strict):
+    """A v1 natural card: rank and suit, both required."""
+
+    rank: Literal["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]
+    suit: Literal["clubs", "diamonds", "hearts", "spades"]
+
+
+class LegacyJoker(_Strict):
+    """A v1 joker: ``{"rank": "joker"}``, "suit then absent" (EVENTS.md)."""
+
+    rank: Literal["joker"]
+
+
+#: Two closed shapes rather than one model with an optional suit: a natural card
+#: without a suit, or a joker with one, is not a card and must be rejected here, at the
+#: edge, not crash the v1 -> v2 upcaster at ingest or replay.
+LegacyCard = LegacyNatural | LegacyJoker
 
 
 class DrewV1(_Strict):
@@ -165,7 +196,11 @@ class PokerHandDeclaredV1(_Strict):
 
 
 # --- payloads: system decisions and claims ------------------------------------------
-RuleValue = int | bool | Text | list[Text] | list[int]
+#: A value of GameCreated.rules. Integers stay within +-(2**53 - 1), as everywhere in an
+#: event: beyond that JCS (RFC 8785, ECMAScript numbers) no longer writes the integer's
+#: digits, so the hash a producer computes would not be "plain sorted-key compact JSON".
+#: ``null`` is accepted and means "not set" (the default applies), like a missing key.
+RuleValue = Chips | bool | Text | list[Text] | list[Chips] | None
 
 
 class GameCreatedV1(_Strict):
@@ -209,7 +244,9 @@ class Transfer(_Strict):
 
 
 class ChipsTransferredV1(_Strict):
-    transfers: Annotated[list[Transfer], Field(min_length=1, max_length=MAX_LIST)]
+    # An empty list is a claim that no chips moved: odd, but nothing in EVENTS.md forbids
+    # it, and quarantining it would cut the rest of its game off at a sequence gap.
+    transfers: Annotated[list[Transfer], Field(max_length=MAX_LIST)]
 
 
 class RoundEndedV1(_Strict):

@@ -401,6 +401,23 @@ class EventStore:
                 if game_id in by_game:
                     yield by_game[game_id]
 
+    def quarantined(self, game_id: str) -> list[dict[str, Any]]:
+        """The quarantined lines that name ``game_id``, by seq then source line.
+
+        Why: ingest stores a game only up to its first unreadable, chain-breaking or
+        missing event (what follows a gap is quarantined too, ``sequence_gap``), so the
+        stored game alone can look like a clean, shorter game. A replay of the store
+        reports these rows as the integrity findings a replay of the file would give
+        (RULES.md §5: hash chain, sequence gap, duplicate...). Each row: ``seq`` (None if
+        the line did not say), ``reason``, ``detail``, ``source``, ``line_no``.
+        """
+        rows = self.con.execute(
+            "SELECT seq, reason, detail, source, line_no FROM store.quarantine "
+            "WHERE game_id = ? ORDER BY seq NULLS FIRST, source, line_no", [game_id]
+        ).fetchall()
+        return [{"seq": seq, "reason": reason, "detail": detail, "source": source,
+                 "line_no": line_no} for seq, reason, detail, source, line_no in rows]
+
     def counts(self) -> dict[str, int]:
         """Rows per table (for summaries and tests)."""
         out = {}

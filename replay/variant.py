@@ -112,11 +112,14 @@ class Variant(ABC):
     # -- configuration -----------------------------------------------------------------
     def read_config(self, rules: Mapping[str, Any]) -> dict[str, Any]:
         """Defaults overlaid with GameCreated.rules; unknown keys and wrong types are
-        reported (LOG-RULES) and ignored so the replay can still go on."""
+        reported (LOG-RULES) and ignored so the replay can still go on. A ``null`` value
+        means "not set", like a missing key (events/models.py): the default applies."""
         config = dict(self.config_defaults)
         for key, value in rules.items():
             if key not in self.config_defaults:
                 self.ctx.integrity("LOG-RULES", f"unknown rules key {key!r} for {self.name}")
+                continue
+            if value is None:
                 continue
             default = self.config_defaults[key]
             if type(value) is not type(default) and not (

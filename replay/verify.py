@@ -83,6 +83,24 @@ def read_games_from_files(paths: Iterable[Path], run: VerifyRun) -> dict[str, li
     return games
 
 
+def read_store_bad_lines(con: Any, run: VerifyRun) -> None:
+    """Add the store's quarantined lines that name a game to ``run.bad_lines``.
+
+    Ingest stores a game only up to its first gap, chain break or unreadable event and
+    quarantines the rest, so the stored game alone can replay as a clean, shorter game.
+    Reading the quarantine makes a replay of the store report what a replay of the file
+    reports: a LOG-EVENT integrity finding per bad line, at its seq. ``con`` is the
+    store's DuckDB connection.
+    """
+    rows = con.execute(
+        "SELECT source, line_no, reason, detail, game_id, seq FROM store.quarantine "
+        "WHERE game_id IS NOT NULL ORDER BY game_id, seq NULLS FIRST, source, line_no"
+    ).fetchall()
+    for source, line_no, reason, detail, game_id, seq in rows:
+        why = f"{reason}: {detail}" if detail else reason
+        run.bad_lines.append(BadLine(source, line_no, why, game_id, seq))
+
+
 def _salvage_ids(raw: str) -> tuple[str | None, int | None]:
     """The game id and seq of a line that failed validation, if they can be read."""
     try:

@@ -10,12 +10,13 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
+from spec_paths import COPY, EXAMPLES, SHARED_EXAMPLES
 
 from rummyguard.replay.verify import VerifyRun, read_games_from_files, verify_games
 
 DATA = Path(__file__).parent / "data"
 CLASSIC = DATA / "classic"
-SPEC = Path(__file__).parents[2] / "shared" / "spec" / "examples"
+SPEC = EXAMPLES
 MANIFEST = orjson.loads((CLASSIC / "manifest.json").read_bytes())
 
 
@@ -40,7 +41,6 @@ def test_every_classic_rule_id_has_a_sample_log():
     assert classic_ids <= set(n.removesuffix(".jsonl") for n in MANIFEST)
 
 
-@pytest.mark.skipif(not SPEC.exists(), reason="shared/spec not beside the checkout")
 def test_spec_example_matches_its_expected_replay():
     out = run_cli("verify", str(SPEC / "classic-3p.jsonl"), "--json")
     assert out.returncode == 0, out.stderr
@@ -133,3 +133,31 @@ def test_replay_html_writes_a_self_contained_page(tmp_path):
     html = page.read_text()
     assert "C-CLAIM" in html and "sample-c-claim" in html
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+
+
+def test_verify_from_the_store_reports_what_ingest_quarantined(tmp_path):
+    """A log with one line deleted: ingest stores the game up to the gap and quarantines
+    the rest, so the stored game alone would replay clean. `verify --db` reads the
+    quarantine and reports each of those lines at its seq, as a replay of the file does."""
+    lines = (CLASSIC / "clean.jsonl").read_bytes().splitlines()
+    path = tmp_path / "gap.jsonl"
+    path.write_bytes(b"\n".join(lines[:5] + lines[6:]) + b"\n")  # seq 5 deleted
+    db = tmp_path / "rg.duckdb"
+    ingest = run_cli("ingest", str(path), "--db", str(db))
+    assert ingest.returncode != 0  # something was quarantined
+    out = run_cli("verify", "--db", str(db), "--json")
+    assert out.returncode == 1, out.stderr
+    game = json.loads(out.stdout)["games"][0]
+    assert not game["clean"]
+    quarantined = [f["seq"] for f in game["findings"] if f["rule"] == "LOG-EVENT"]
+    assert quarantined == list(range(6, len(lines)))
+    assert all(f["kind"] == "integrity" for f in game["findings"])
+    from_file = json.loads(run_cli("verify", str(path), "--json").stdout)["games"][0]
+    assert (6, "LOG-SEQ") in [(f["seq"], f["rule"]) for f in from_file["findings"]]
+
+
+def test_committed_spec_example_is_the_shared_one():
+    if not SHARED_EXAMPLES.exists():
+        pytest.skip("shared/spec is not beside the checkout: only the copy is available")
+    for name in ("classic-3p.jsonl", "classic-3p.expected.json"):
+        assert (COPY / name).read_bytes() == (SHARED_EXAMPLES / name).read_bytes()

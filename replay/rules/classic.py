@@ -14,6 +14,17 @@ Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is 
 - A removal for ``bust`` does not exist in classic: C-CLAIM discrepancy, applied.
 - CL-NEXT is a rule between games at a table; :func:`check_next_games` checks it over
   a table's games in time order (``rummyguard verify`` runs it).
+- CL-LONGRUN with ``long_run_allows_joker`` false: the qualifying run of 4+ cards holds
+  no joker at all (the config's name read literally), not merely 4 natural cards.
+- A declaration's melds that break a meld rule still count by kind and length for
+  CL-LONGRUN, so a broken long run is reported once (its C-RUN / C-WILD / CL-MELDS).
+- System events are never out of turn (C-TURN): a ``RoundStarted`` after the game
+  ended breaks CL-RESULT (a classic game is one round).
+- ``PlayerLeft`` from a seated player who is already out (removed, or left before) is a
+  no-op. A ``PlayerRemoved`` for someone already out is a claim that differs from the
+  state (C-CLAIM discrepancy), except the ``left`` removal that confirms his leave.
+- Card-location breaks (C-HOLD) are reported after the rule findings of the same event
+  that do not depend on them, then the replay halts.
 """
 
 from __future__ import annotations
@@ -110,8 +121,8 @@ class ClassicRummy(CardTable):
     # -- rounds and Fresh ------------------------------------------------------------------
     def apply_RoundStarted(self, event: Event) -> None:
         p = event["payload"]
-        if self.over:
-            self.ctx.violation("C-TURN", "a round started after the game ended")
+        if self.over:  # a system event is never out of turn (C-TURN): one round a game
+            self.ctx.violation("CL-RESULT", "a round started after the game ended")
             return
         if self.in_round and not self.fresh_pending:
             self.ctx.violation("CL-FRESH", "the round was redealt without a unanimous Fresh")
@@ -262,6 +273,8 @@ class ClassicRummy(CardTable):
         card = parse_card(event["payload"]["card"])
         if seat != self.current:  # the second discard of a finished turn (CL-DISCARD above)
             self.take_from_hand(seat, card)
+            if card == JOKER:
+                self.ctx.violation("CL-NODISCARD-JOKER", "a joker may never be discarded")
             self.pile.append(card)
             return
         if not self.drawn and not self.first_move:
@@ -305,11 +318,11 @@ class ClassicRummy(CardTable):
             self.ctx.violation("CL-RUMMY", f"the melds cover {sum(used.values()) - 1} cards, not 14")
         natural_only = not self.config["long_run_allows_joker"]
         if not any(
-            m.kind == "run"
-            and sum(1 for c in m.cards if not (natural_only and c == JOKER)) >= 4
+            m.kind == "run" and len(m.cards) >= 4 and not (natural_only and JOKER in m.cards)
             for m in melds
         ):
-            self.ctx.violation("CL-LONGRUN", "no run of 4 or more cards in the declaration")
+            what = "joker-free run" if natural_only else "run"
+            self.ctx.violation("CL-LONGRUN", f"no {what} of 4 or more cards in the declaration")
         for c, k in used.items():
             hand[c] -= k
         self.pile.append(discard)
@@ -346,13 +359,13 @@ class ClassicRummy(CardTable):
         seat = self.seat(p["player"])
         if seat is None or not self.active[seat]:
             raise self.ctx.halt("C-HOLD", f"auto-play for {p['player']}, who is not in the game")
-        if seat != self.current:
+        deadline = self._deadline(seat)
+        if seat != self.current:  # one finding: his clocks never ran, so not "too early" too
             self.ctx.violation(
                 "CL-AUTOPLAY", f"auto-played {p['player']}, but {self.player(self.current)} was in turn"
             )
             self._start_turn(seat, self.ctx.ts_ms)
-        deadline = self._deadline(seat)
-        if self.ctx.ts_ms < deadline:
+        elif self.ctx.ts_ms < deadline:
             self.ctx.violation(
                 "CL-AUTOPLAY",
                 f"auto-played {(deadline - self.ctx.ts_ms) / 1000:.3f} s before the clocks ran out",
@@ -388,13 +401,15 @@ class ClassicRummy(CardTable):
         if seat is None:
             raise self.ctx.halt("C-HOLD", f"removal of {p['player']}, who is not seated")
         reason = p["reason"]
-        if reason == "left":
-            if seat not in self.left:
-                self.ctx.violation("CL-LEAVE", f"{p['player']} removed for leaving, but did not leave")
-                self._remove(seat)
+        if not self.active[seat]:  # a claim about someone already out: nothing to apply
+            if reason == "left" and seat in self.left:
+                return  # the claim that goes with his PlayerLeft (CL-LEAVE)
+            was = "left" if seat in self.left else "was removed already"
+            self.ctx.discrepancy(f"{p['player']} removed for {reason!r}, but he {was}")
             return
-        if not self.active[seat]:
-            self.ctx.violation("CL-STRIKES", f"{p['player']} removed twice")
+        if reason == "left":
+            self.ctx.violation("CL-LEAVE", f"{p['player']} removed for leaving, but did not leave")
+            self._remove(seat)
             return
         if reason == "bust":
             self.ctx.discrepancy(f"{p['player']} removed for 'bust', which classic does not have")
@@ -414,8 +429,10 @@ class ClassicRummy(CardTable):
 
     def apply_PlayerLeft(self, event: Event) -> None:
         seat = self.seat(event["actor"])
-        if seat is None or not self.active[seat]:
-            self.ctx.violation("C-TURN", f"{event['actor']} left a game he is not in")
+        if seat is None:
+            self.ctx.violation("C-TURN", f"{event['actor']} left a game he is not seated at")
+            return
+        if not self.active[seat]:  # already out (removed, or left before): leaving is a no-op
             return
         self.left.add(seat)
         self._remove(seat)

@@ -47,9 +47,9 @@ Decisions where RULES.md §3 is silent:
 - Decks: 2 x 52 up to five players dealt in, 3 x 52 beyond, counted at each deal.
 - Laying down twice in a round, or a contract of the wrong shape, is LV-CONTRACT; a
   lay-off in the turn of laying down is LV-LAYOFF; going out without a discard outside
-  round 6 (laying down or off the last card) is LV-DISCARD; every move after a player
-  has gone out and before the next deal is LV-OUT and is not applied (the round is
-  settled), as is a new deal before anyone has gone out.
+  round 6 (laying down or off the last card) is LV-DISCARD; every turn move after a
+  player has gone out and before the next deal is LV-OUT and is not applied (the round
+  is settled), as is a new deal before anyone has gone out.
 - Chips: RULES.md §3 says nothing about chips. Each player stakes ``stake`` into the
   ``pot`` at GameCreated; after round 6 the winner(s) (lowest total, LV-SCORE) take the
   pot, split equally with the remainder one chip each to the tied winners in seat
@@ -62,11 +62,26 @@ Decisions where RULES.md §3 is silent:
   has no strikes and no bust) is a C-CLAIM discrepancy and is applied.
 - A round's scores cover the players still in the game when it ends; the game's
   totals keep what departed players had scored.
-- A wild laid off on a run (LaidOff or RummyCalled) must name its ``end``; a natural may
-  leave it out when it fits only one end.
+- Lay-offs (LaidOff or RummyCalled) on a run: a logged ``end`` is where the platform put
+  the card, so the card must fit at that end. Without ``end`` a natural goes where it
+  fits (high when both ends fit: an ace on ``2..K``) and a wild is read as C-WILD reads
+  an unnamed wild at an end: high, unless the run's high end is the ace (then low) —
+  the same reading as r500.
+- A meld laid down broken (a C-RUN / C-SET / C-WILD / LV-CONTRACT / LV-WILD finding)
+  stays on the table as logged, but nothing fits it: a lay-off or Rummy call on it is
+  LV-LAYOFF / LV-RUMMY (the card is put at the named end, or the high end, as logged).
 - ``RoundStarted.round`` other than the next round, a redeal number, or a dealer other
   than the one left of the last is C-DEAL. The replay keeps its own round count (the
-  contract and deal size follow it) and deals from the platform's dealer.
+  contract and deal size follow it) and deals from the platform's dealer. A deal while
+  a round is live is one LV-OUT finding, whether logged as the same round dealt again
+  (same dealer) or as the next round (next dealer; the abandoned round is not scored).
+- Moves (turn moves, buys, Rummy calls) before the first deal or after the game ended
+  are C-TURN: nobody is entitled to act. Between a going-out and the next deal, turn
+  moves are LV-OUT and buys / calls LV-BUY / LV-RUMMY (no window is open); none is
+  applied. A ``PlayerLeft`` by a player already out changes nothing and is not a
+  finding (EVENTS.md: it may come at any moment).
+- ``GameCreated.rules``: a known key set to ``null`` is not set (the default applies),
+  as events/models.py defines; not a LOG-RULES finding.
 
 Gap in RULES.md (reported, not invented around): in the all-set rounds (1 and 4) with
 distinct-suit sets, a round can reach a state where nobody can ever go out (everyone
@@ -213,12 +228,20 @@ class Liverpool(CardTable):
         self.winner_seats: list[int] = []
         self.left: set[int] = set()
         self.melds: list[Meld] = []
+        self.invalid: set[int] = set()  # table melds laid down broken: nothing fits them
         self.laid = [False] * self.n
         self.buys = [0] * self.n
         self.live = False  # the pile's top card is a discard open to take / buy / call
         self.discarder: int | None = None  # who discarded the live card (None: the up-card)
         self.out_seat: int | None = None
         self._start_turn(-1)
+
+    def read_config(self, rules: Mapping[str, Any]) -> dict[str, Any]:
+        """Defaults overlaid with GameCreated.rules; ``null`` for a known key means "not
+        set" (events/models.py RuleValue), so it is dropped before the type checks."""
+        return super().read_config(
+            {k: v for k, v in rules.items() if v is not None or k not in self.config_defaults}
+        )
 
     def _start_turn(self, seat: int) -> None:
         self.current = seat
@@ -267,14 +290,17 @@ class Liverpool(CardTable):
         if self.over:
             self.ctx.violation("C-DEAL", f"a deal after the game ended ({ROUNDS} rounds or one player left)")
             return
+        # A deal while a round is live is one breach (LV-OUT), whether the platform logs it
+        # as the same round dealt again (same dealer) or as the next round (next dealer).
+        again = self.in_round and not (p["round"] == self.round_no + 1 and self.round_no < ROUNDS)
         if self.in_round:
             self.ctx.violation("LV-OUT", f"round {self.round_no} was redealt before anyone went out")
-        expected_round = self.round_no + 1 if not self.in_round else self.round_no
+        expected_round = self.round_no if again else self.round_no + 1
         if p["round"] != expected_round:
             self.ctx.violation("C-DEAL", f"round {p['round']} dealt; round {expected_round} is due")
-        if p["redeal"] != 0:
+        if p["redeal"] != 0 and not again:
             self.ctx.violation("C-DEAL", f"redeal {p['redeal']}: Liverpool has no redeals")
-        want = self.expected_dealer() if not self.in_round else self.dealer
+        want = self.dealer if again else self.expected_dealer()
         dealer = p["dealer"]
         if dealer != want:
             self.ctx.violation("C-DEAL", f"dealer seat {dealer}, but seat {want} deals this round")
@@ -290,6 +316,7 @@ class Liverpool(CardTable):
         self._deal(deck, order, deal_size(self.round_no))
         self.in_round = True
         self.melds = []
+        self.invalid = set()
         self.laid = [False] * self.n
         self.buys = [0] * self.n
         self.out_seat = None
@@ -346,7 +373,10 @@ class Liverpool(CardTable):
             self.ctx.violation("C-TURN", f"{event['type']} after the game ended")
             return None
         if not self.in_round:
-            self.ctx.violation("LV-OUT", self._between_rounds(event))
+            if self.round_no == 0:  # nobody is entitled to act before the first deal
+                self.ctx.violation("C-TURN", f"{event['type']} before the cards were dealt")
+            else:
+                self.ctx.violation("LV-OUT", self._between_rounds(event))
             return None
         if seat != self.current:
             cur = self.player(self.current)
@@ -364,7 +394,20 @@ class Liverpool(CardTable):
         if self.out_seat is not None:
             return (f"{event['type']} after {self.player(self.out_seat)} went out: "
                     f"round {self.round_no} is over")
-        return f"{event['type']} before the round was dealt"
+        return f"{event['type']} before round {self.round_no + 1} was dealt"
+
+    def _window_move_refused(self, event: Event, rule: str, what: str) -> bool:
+        """A buy or a Rummy call when no round is in progress: C-TURN after the game or
+        before the first deal (nobody may act), else ``rule`` (no window between rounds).
+        True when the move is not applied."""
+        if self.over or self.round_no == 0:
+            when = "after the game ended" if self.over else "before the cards were dealt"
+            self.ctx.violation("C-TURN", f"{event['type']} {when}")
+            return True
+        if not self.in_round:
+            self.ctx.violation(rule, f"{what} outside a round in progress")
+            return True
+        return False
 
     def _need_draw(self, seat: int, what: str) -> None:
         """LV-DRAW: a turn starts with a draw; report once and treat the draw as skipped."""
@@ -412,6 +455,7 @@ class Liverpool(CardTable):
             self.ctx.violation("LV-CONTRACT", f"{self.player(seat)} laid down twice in round {self.round_no}")
         used: Counter[int] = Counter()
         melds: list[Meld] = []
+        broken: list[int] = []
         for spec in event["payload"]["melds"]:
             cards = parse_cards(spec["cards"])
             used.update(cards)
@@ -420,6 +464,7 @@ class Liverpool(CardTable):
             except MeldError as err:
                 self.ctx.violation(MELD_RULE[err.code], err.message)
                 meld = Meld(spec["kind"], list(cards), list(cards))
+                broken.append(len(self.melds) + len(melds))
             meld.owner = seat
             melds.append(meld)
         want_sets, want_runs = CONTRACTS.get(self.round_no, (0, 0))
@@ -440,6 +485,7 @@ class Liverpool(CardTable):
         for c, k in used.items():
             hand[c] -= k
         self.melds.extend(melds)
+        self.invalid.update(broken)
         self.laid[seat] = True
         self.laid_now = True
         self.moved = True
@@ -455,6 +501,27 @@ class Liverpool(CardTable):
         if index >= len(self.melds):
             raise self.ctx.halt("C-HOLD", f"table meld {index} does not exist ({len(self.melds)} on the table)")
         return self.melds[index]
+
+    def _layoff_place(self, index: int, card: int, end: str | None) -> tuple[str | None, int | None]:
+        """``(end, value)`` of a lay-off on table meld ``index``; ``value`` None if the
+        card does not fit there (nothing fits a meld laid down broken). A logged ``end``
+        binds. Without it a natural goes where it fits (high when both ends do: an ace on
+        ``2..K``) and a wild is read as C-WILD reads an unnamed end wild: high, unless
+        the run's high end is the ace."""
+        rules = self.meld_rules
+        meld = self.melds[index]
+        if index in self.invalid:
+            return end, None
+        if end is not None or meld.kind == "set":
+            return end, layoff_position(meld, card, end, rules)
+        if card in rules.wild:
+            side = "high" if meld.hi < 14 else "low"
+            return side, layoff_position(meld, card, side, rules)
+        for side in ("high", "low"):
+            value = layoff_position(meld, card, side, rules)
+            if value is not None:
+                return side, value
+        return None, None
 
     def _lay_off(self, seat: int, meld: Meld, card: int, end: str | None, value: int | None) -> None:
         """Add ``card`` to ``meld`` as the platform did; a card that does not fit is put
@@ -486,9 +553,11 @@ class Liverpool(CardTable):
         card = parse_card(p["card"])
         end = p.get("end")
         self.take_from_hand(seat, card)
-        value = layoff_position(meld, card, end, self.meld_rules)
+        end, value = self._layoff_place(p["meld"], card, end)
         if value is None:
             where = f" at the {end} end" if end else ""
+            if p["meld"] in self.invalid:
+                where += " (it was laid down broken: nothing fits it)"
             self.ctx.violation("LV-LAYOFF", f"{format_card(card)} does not fit table meld {p['meld']}{where}")
         self._lay_off(seat, meld, card, end, value)
         self.moved = True
@@ -527,9 +596,13 @@ class Liverpool(CardTable):
         """LV-RUMMY: a live discard the next player has not drawn over yet."""
         return self.in_round and self.live and not self.drawn
 
+    def open_melds(self) -> list[tuple[int, Meld]]:
+        """The table melds cards may be laid off on: all but those laid down broken."""
+        return [(i, m) for i, m in enumerate(self.melds) if i not in self.invalid]
+
     def can_lay_off(self, card: int) -> bool:
         rules = self.meld_rules
-        return any(layoff_ends(m, card, rules) for m in self.melds)
+        return any(layoff_ends(m, card, rules) for _i, m in self.open_melds())
 
     def entitled_buyers(self) -> list[int]:
         """Seats that may buy the live discard now, in priority order (LV-BUY)."""
@@ -571,8 +644,7 @@ class Liverpool(CardTable):
         seat = self.actor_seat(event)
         if seat is None:
             return
-        if self.over or not self.in_round:
-            self.ctx.violation("LV-BUY", "a buy outside a round in progress")
+        if self._window_move_refused(event, "LV-BUY", "a buy"):
             return
         p = event["payload"]
         card, penalty = parse_card(p["card"]), parse_card(p["penalty"])
@@ -592,8 +664,7 @@ class Liverpool(CardTable):
         seat = self.actor_seat(event)
         if seat is None:
             return
-        if self.over or not self.in_round:
-            self.ctx.violation("LV-RUMMY", "a Rummy call outside a round in progress")
+        if self._window_move_refused(event, "LV-RUMMY", "a Rummy call"):
             return
         p = event["payload"]
         card, discard, end = parse_card(p["card"]), parse_card(p["discard"]), p.get("end")
@@ -610,7 +681,7 @@ class Liverpool(CardTable):
         if not self.laid[seat]:
             problems.append(f"{who} has not laid down")
         meld = self._table_meld(p["meld"])
-        value = layoff_position(meld, card, end, self.meld_rules)
+        end, value = self._layoff_place(p["meld"], card, end)
         if value is None:
             problems.append(f"{format_card(card)} cannot be laid off on table meld {p['meld']}")
         if problems:
@@ -628,9 +699,11 @@ class Liverpool(CardTable):
     # -- leaving ------------------------------------------------------------------------------------
     def apply_PlayerLeft(self, event: Event) -> None:
         seat = self.seat(event["actor"])
-        if seat is None or not self.active[seat]:
-            self.ctx.violation("C-TURN", f"{event['actor']} left a game he is not in")
+        if seat is None:
+            self.ctx.violation("C-TURN", f"{event['actor']} is not seated at this game")
             return
+        if not self.active[seat]:
+            return  # PlayerLeft may come at any moment (EVENTS.md); he is already out
         self.left.add(seat)
         self._remove(seat)
 
@@ -720,7 +793,7 @@ class Liverpool(CardTable):
         elif not self.laid_now and (self.round_no == ROUNDS or self.hand_size(seat) > 1):
             for c in range(52):
                 if hand[c]:
-                    for i, m in enumerate(self.melds):
+                    for i, m in self.open_melds():
                         for end in layoff_ends(m, c, self.meld_rules):
                             payload: dict[str, Any] = {"card": format_card(c), "meld": i}
                             if end is not None:
@@ -733,7 +806,7 @@ class Liverpool(CardTable):
         card = self.pile[-1]
         hand = self.hands[seat]
         moves: list[tuple[str, dict[str, Any]]] = []
-        for i, m in enumerate(self.melds):
+        for i, m in self.open_melds():
             for end in layoff_ends(m, card, self.meld_rules):
                 for d in range(52):
                     if hand[d]:
@@ -764,7 +837,7 @@ class Liverpool(CardTable):
         for c in self.pile:
             outside[c] += 1
         rules = self.meld_rules
-        return not any(outside[c] and layoff_ends(m, c, rules) for c in range(52) for m in self.melds)
+        return not any(outside[c] and layoff_ends(m, c, rules) for c in range(52) for _i, m in self.open_melds())
 
     def find_laydown(self, seat: int) -> list[dict[str, Any]] | None:
         """A clean lay-down of this round's contract from the seat's hand, or None."""

@@ -13,6 +13,16 @@ end while that is below an ace, and only then downward (decided: applied one wil
 a time, innermost first). Wilds elsewhere are positional. A meld needs at least one
 natural card (decided: otherwise nothing fixes what it is); variants may ask for more.
 
+Decisions (audit of RULES.md §0, C-RUN / C-WILD):
+
+- A lone natural ace written last (``JK JK AH``) is the high end, so the wilds stand
+  below it: Q-K-A. The list runs low to high, so its last card is the run's top.
+- ``as`` on a low-end wild that names the card its position gives (``JK JK 5H 6H``
+  with ``as {"0": "3H"}``) anchors the low end there; the wilds between it and the
+  first natural are then middle wilds and stand positionally (3-4-5-6).
+- A wild written after an ace (``QH KH AH JK``) would stand above the ace: C-RUN
+  (``run_wrap``), whether or not ``as`` names it.
+
 Errors carry a short ``code``; each variant maps codes to its own rule IDs (a short
 run is ``CL-MELDS`` in classic but ``LV-CONTRACT`` in Liverpool).
 
@@ -149,10 +159,15 @@ def _validate_run(cards: list[int], as_map: dict[int, int], rules: MeldRules) ->
     suit = suit_of(naturals[0][1])
     if any(suit_of(c) != suit for _, c in naturals):
         raise MeldError("run_suit", f"run {_text(cards)} mixes suits")
-    # Position -> value: try each reading of the first natural (an ace is 1 or 14).
+    # Position -> value: try each reading of the first natural (an ace is 1 or 14). A
+    # lone natural ace written last is the run's high end (``JK JK AH`` is Q-K-A): the
+    # list runs low to high, so the card at its top is the top of the run.
     i0, c0 = naturals[0]
+    readings = _values(rank_of(c0))
+    if len(naturals) == 1 and i0 == n - 1 and len(readings) == 2:
+        readings = readings[::-1]
     start = None
-    for v0 in _values(rank_of(c0)):
+    for v0 in readings:
         s = v0 - i0
         if all((s + i) in _values(rank_of(c)) for i, c in naturals):
             start = s
@@ -164,13 +179,25 @@ def _validate_run(cards: list[int], as_map: dict[int, int], rules: MeldRules) ->
             raise MeldError("run_wrap", f"{_text(cards)} wraps around the ace (no K-A-2)")
         raise MeldError("run_gap", f"run {_text(cards)} is not consecutive")
     values = [start + i for i in range(n)]
-    # Wilds at the low end: named by `as`, or extended upward while the high end is below A.
+    if values[-1] > 14:  # wilds written after the ace: nothing is above it (C-RUN)
+        raise MeldError("run_wrap", f"run {_text(cards)} runs past the ace")
     lead = 0
     while lead < n and cards[lead] in wild:
         lead += 1
+    # A low-end wild that `as` names as the card its position gives (the one below the
+    # run) anchors the run's low end there: the wilds between it and the first natural
+    # are then middle wilds, positional like any other (``JK JK 5H 6H`` with
+    # ``as {0: 3H}`` is 3-4-5-6).
+    anchor = next(
+        (i for i in range(lead) if i in as_map and suit_of(as_map[i]) == suit
+         and values[i] in _values(rank_of(as_map[i]))),
+        lead,
+    )
+    # Unnamed wilds outside the anchor: extended upward while the high end is below A,
+    # then downward (innermost first).
     hi = values[-1]
-    lo = values[lead] if lead < n else values[0]
-    for i in range(lead - 1, -1, -1):
+    lo = values[anchor]
+    for i in range(anchor - 1, -1, -1):
         if i in as_map:
             continue
         if hi < 14:
@@ -179,12 +206,13 @@ def _validate_run(cards: list[int], as_map: dict[int, int], rules: MeldRules) ->
         else:
             lo -= 1
             values[i] = lo
-    # Named wilds (anywhere): the name must be in the run's suit; middle wilds positional.
+    # Named wilds (anywhere): the name must be in the run's suit; wilds from the anchor
+    # on stand where their position puts them.
     for i, named in as_map.items():
         if suit_of(named) != suit:
             raise MeldError("wild_as", f"`as` {format_card(named)} is not in the run's suit")
         options = _values(rank_of(named))
-        if i >= lead:
+        if i >= anchor:
             if values[i] not in options:
                 raise MeldError(
                     "wild_as",
@@ -328,8 +356,8 @@ def find_partition(
     A depth-first search that always covers the lowest natural card left, trying the
     sets and runs through it (wilds filling gaps); wilds left at the end join any meld
     that can take them. ``need_long_run``: at least one run of that many cards (with
-    ``long_run_allows_wild`` False, that many naturals). Used by the simulator to find
-    a declaration; the replay only *checks* declared partitions.
+    ``long_run_allows_wild`` False, a run with no wild card at all: CL-LONGRUN). Used
+    by the simulator to find a declaration; the replay only *checks* declared partitions.
     """
     hand = list(hand)
     wild_cards = [w for w in sorted(rules.wild) if hand[w] > 0]
@@ -355,7 +383,8 @@ def _search(hand, wild_cards, nwild, rules, need_long, long_wild_ok, melds):
             melds = placed
         if need_long and not any(
             k == "run"
-            and sum(1 for c in cs if long_wild_ok or c not in rules.wild) >= need_long
+            and len(cs) >= need_long
+            and (long_wild_ok or not any(c in rules.wild for c in cs))
             for k, cs in melds
         ):
             return None

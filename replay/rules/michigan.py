@@ -43,6 +43,8 @@ Decisions where RULES.md is silent (a careful reading, stated once here):
   his lowest of that suit.
 - MI-PENALTY is paid to every other player still in the game, 1 chip each, in seat order.
 - MI-PAY: whoever plays a pay card takes its chips, even in an irregular play.
+- Config: a key of ``GameCreated.rules`` whose value is ``null`` takes its default, as a
+  missing key does (no finding).
 - MI-END: ``deals`` = 0 (the default) means one deal per seated player. The game-end
   division of the pay-card chips is :func:`~.poker.split_pot` over the players still in
   the game; as chip transfers it is poured from the pay-card pools in ``pay_cards``
@@ -114,7 +116,9 @@ class Michigan(Variant):
     }
 
     def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
-        super().__init__(ctx, rules)
+        # A null rule value is "not set": the default applies, as for a missing key
+        # (RULES.md: "missing keys take the defaults"; ``deals`` has no number to write).
+        super().__init__(ctx, {k: v for k, v in rules.items() if v is not None})
         n = len(ctx.seats)
         self.n = n
         if not 3 <= n <= 8:

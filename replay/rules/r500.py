@@ -11,7 +11,8 @@ and reports a C-CLAIM discrepancy naming both values.
 Config (``GameCreated.rules``), with defaults: ``mode`` ``"target"`` (or ``"rounds"``,
 ``"tournament"``), ``target`` 500, ``rounds`` 1, ``chip_ratio`` 1. A value out of range
 (unknown mode, ``target``/``rounds`` < 1, ``chip_ratio`` < 0) is LOG-RULES and the
-default applies.
+default applies. A known key set to ``null`` is not set (events/models.py: the default
+applies, like a missing key), not a LOG-RULES finding.
 
 Decisions where RULES.md is silent:
 
@@ -32,8 +33,10 @@ Decisions where RULES.md is silent:
   leaving the hand by a meld, lay-off or swap is taken to be the restricted one.
 - R5-USE-BOTTOM is judged when the turn ends (at the discard, or at the move that ends
   it without one); melding/laying off a joker counts as using a deepest joker.
-- R5-LAYOFF: a natural card's place on a run follows from its rank; ``end`` only
-  chooses when both ends fit (an ace on ``2..K``), and without ``end`` the ace goes high.
+- R5-LAYOFF: a natural card's place on a run follows from its rank. ``end`` may be left
+  out: the card goes to the end where it fits (an ace that fits both ends of ``2..K``
+  goes high). A logged ``end`` is where the platform put the card, so a card that does
+  not fit at that end is a violation even if it would fit at the other one.
   A wild laid off on a run without ``end`` reads as C-WILD reads a run: high, unless
   the high end is an ace. A card that does not fit (or lands on an invalid meld) is a
   violation and is placed where the platform put it, worth its natural value (a joker
@@ -52,7 +55,8 @@ Decisions where RULES.md is silent:
   it is applied (its cards must be the old stock plus the pile below its top, else
   C-HOLD), after the round has ended it is ignored. Moves after the round has ended by
   the rules are R5-END violations and are ignored until the next ``RoundStarted``.
-  ``RoundStarted`` while a round is live is R5-END (the round is dropped unscored).
+  ``RoundStarted`` while a round is live is R5-END (the round is dropped unscored); it
+  may name the same round again (dealt by the same dealer) or the next one.
 - r500 has no clocks, auto-plays, strikes or Fresh: ``AutoPlayed``/``FreshPressed`` are
   LOG-EVENT. A move after the game has ended is C-TURN.
 - Deals follow the ``dealer`` the platform records (C-DEAL if it is not the one the
@@ -254,6 +258,13 @@ class Rummy500(CardTable):
         self._fits: _Fits | None = None
         self._start_turn(-1)
 
+    def read_config(self, rules: Mapping[str, Any]) -> dict[str, Any]:
+        """Defaults overlaid with GameCreated.rules; ``null`` for a known key means "not
+        set" (events/models.py RuleValue), so it is dropped before the type checks."""
+        return super().read_config(
+            {k: v for k, v in rules.items() if v is not None or k not in self.config_defaults}
+        )
+
     def _check_config(self) -> None:
         cfg, defaults = self.config, self.config_defaults
         if cfg["mode"] not in MODES:
@@ -279,14 +290,17 @@ class Rummy500(CardTable):
         if self.over:
             self.ctx.violation("R5-GAME", "a round started after the game ended")
             return
+        # A deal while a round is live is one breach (R5-END), whether the platform logs it
+        # as the same round dealt again (same number, same dealer) or as the next round.
+        redeal = self.in_round and p["round"] == self.round_no
         if self.in_round:
             self.ctx.violation("R5-END", f"round {self.round_no} was redealt before it ended")
-        expected_round = self.round_no + 1
+        expected_round = self.round_no if redeal else self.round_no + 1
         if p["round"] != expected_round:
             self.ctx.discrepancy(f"RoundStarted claims round {p['round']}; by the rules it is round {expected_round}")
-        if p["redeal"] != 0:
+        if p["redeal"] != 0 and not redeal:
             self.ctx.violation("C-DEAL", f"redeal {p['redeal']}: r500 has no redeals")
-        dealer = self._next_dealer()
+        dealer = self.dealer if redeal else self._next_dealer()
         logged = p["dealer"]
         if logged != dealer:
             self.ctx.violation(
@@ -483,9 +497,11 @@ class Rummy500(CardTable):
             return None if v is None else (v, side)
         fits = {side: v for side in ("low", "high")
                 if (v := layoff_position(m, card, side, rules)) is not None}
+        if end is not None:  # the logged end is where the platform put it: it must fit there
+            return (fits[end], end) if end in fits else None
         if not fits:
             return None
-        side = end if end in fits else ("high" if "high" in fits else "low")
+        side = "high" if "high" in fits else "low"
         return fits[side], side
 
     def apply_LaidOff(self, event: Event) -> None:

@@ -137,18 +137,37 @@ class CardTable(Variant):
 
     def apply_StockReplenished(self, event: Event) -> None:
         """C-RESTOCK: when the stock is empty, the pile but its top becomes the stock in
-        the order the platform records."""
+        the order the platform records.
+
+        A restock that breaks the rule (stock not yet empty, or not exactly the pile
+        below its top) is a C-RESTOCK violation and is applied as logged: its cards come
+        from the pile below the top first, then the top, then the old stock; what it
+        leaves stays where it was. A card that is in none of them is not where the event
+        says it is: C-HOLD, the replay halts.
+        """
         new_stock = parse_cards(event["payload"]["stock"])
         if self.stock:
             self.ctx.violation("C-RESTOCK", f"stock replenished while {len(self.stock)} cards remain")
-        below_top = Counter(self.pile[:-1])
-        if Counter(new_stock) != below_top:
+        below, top = self.pile[:-1], self.pile[-1:]
+        need = Counter(new_stock)
+        if need != Counter(below):
             self.ctx.violation(
                 "C-RESTOCK", "the new stock is not the discard pile minus its top card"
             )
-        top = self.pile[-1:] if self.pile else []
-        self.stock = self.stock + new_stock[::-1] if self.stock else new_stock[::-1]
-        self.pile = top
+        from_below = need & Counter(below)
+        need -= from_below
+        from_top = need & Counter(top)
+        need -= from_top
+        from_stock = need & Counter(self.stock)
+        need -= from_stock
+        if need:
+            raise self.ctx.halt(
+                "C-HOLD",
+                "the new stock holds " + " ".join(format_cards(sorted(need.elements())))
+                + ", which is not in the discard pile",
+            )
+        self.pile = _without(below, from_below) + _without(top, from_top)
+        self.stock = _without(self.stock, from_stock) + new_stock[::-1]
 
     # -- views ------------------------------------------------------------------------------
     def table_snapshot(self, viewer: str | None) -> dict[str, Any]:
@@ -172,6 +191,18 @@ class CardTable(Variant):
         if viewer is None:
             out["stock"] = format_cards(self.stock[::-1])
         return out
+
+
+def _without(cards: list[int], take: Counter[int]) -> list[int]:
+    """``cards`` minus the multiset ``take``, order kept (copies taken from the start)."""
+    left = Counter(take)
+    out = []
+    for c in cards:
+        if left[c] > 0:
+            left[c] -= 1
+        else:
+            out.append(c)
+    return out
 
 
 def joker_free_max(hand: list[int], exclude: Counter[int] | None = None) -> int | None:
