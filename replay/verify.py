@@ -119,16 +119,22 @@ def verify_games(
     games: Iterable[list[dict[str, Any]]],
     run: VerifyRun | None = None,
     progress: Callable[[int], None] | None = None,
+    keep_state: bool = False,
 ) -> VerifyRun:
-    """Replay every game; then add bad-line and cross-game (CL-NEXT) findings."""
+    """Replay every game; then add bad-line and cross-game (CL-NEXT) findings.
+
+    A record's final state (hands, table: most of its memory) is dropped unless
+    ``keep_state``: a nightly verify of a million games keeps only results and findings.
+    """
     with paused_gc():  # records pile up by the million: no cyclic-GC scans over them
-        return _verify_games(games, run or VerifyRun(), progress)
+        return _verify_games(games, run or VerifyRun(), progress, keep_state)
 
 
 def _verify_games(
     games: Iterable[list[dict[str, Any]]],
     run: VerifyRun,
     progress: Callable[[int], None] | None,
+    keep_state: bool,
 ) -> VerifyRun:
     bad_by_game: dict[str, list[BadLine]] = {}
     for b in run.bad_lines:
@@ -138,6 +144,8 @@ def _verify_games(
         if not events:
             continue
         record = replay(events)
+        if not keep_state:
+            record.state = None  # 6x the memory of the rest of a classic record
         for b in bad_by_game.pop(record.game_id, []):
             seq = b.seq if b.seq is not None else record.last_seq
             record.findings.append(Finding(seq, "LOG-EVENT", "integrity",
