@@ -42,4 +42,4 @@ def export(
     else:
         console.print(f"wrote {summary.rows:,} events of {summary.games:,} games in "
                       f"{summary.files} partition file(s) under {summary.directory}",
-                      highlight=False)
+                      markup=False, highlight=False)

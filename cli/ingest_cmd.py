@@ -14,10 +14,21 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from ..events.ingest import DEFAULT_BATCH_LINES, REASONS, IngestSummary
 from ..events.store import EventStore, StoreError
-from .common import DbOption, console, db_path, err_console, fail, print_json
+from .common import (
+    READ_ERRORS,
+    DbOption,
+    check_input_files,
+    console,
+    db_path,
+    err_console,
+    fail,
+    one_line,
+    print_json,
+)
 
 
 def ingest(
@@ -39,38 +50,19 @@ def ingest(
     summary always shows read = stored + duplicates + quarantined; the exit code is 1
     when anything was quarantined.
     """
-    for path in files:
-        if not path.exists():
-            fail(f"no such file: {path}")
-        if not path.is_file():
-            fail(f"not a file: {path}")
+    check_input_files(files)
     total = sum(p.stat().st_size for p in files)
     try:
         store = EventStore.open(db_path(db))
     except StoreError as exc:
         fail(str(exc))
-    with store:
-        if progress and err_console.is_terminal:
-            bar = Progress(TextColumn("ingest"), BarColumn(), DownloadColumn(),
-                           TransferSpeedColumn(), TimeRemainingColumn(),
-                           TextColumn("{task.fields[counts]}"), console=err_console,
-                           transient=True)
-            task = bar.add_task("ingest", total=total, counts="")
-            done_before: dict[str, int] = {}
-            offsets = {str(p.resolve()): sum(q.stat().st_size for q in files[:i])
-                       for i, p in enumerate(files)}
-
-            def report(source: str, done: int, _size: int, s: IngestSummary) -> None:
-                done_before[source] = done
-                bar.update(task, completed=offsets.get(source, 0) + done,
-                           counts=f"stored {s.stored:,} dup {s.duplicates:,} "
-                                  f"quarantined {s.quarantined:,}")
-
-            with bar:
-                summary = store.ingest_files(files, batch_lines=batch_lines, workers=workers,
-                                             progress=report)
-        else:
-            summary = store.ingest_files(files, batch_lines=batch_lines, workers=workers)
+    try:
+        with store:
+            summary = _run(store, files, total, batch_lines=batch_lines, workers=workers,
+                           progress=progress)
+    except READ_ERRORS as exc:
+        fail(f"ingest stopped: {one_line(exc)}; the batches committed before it stay and "
+             "ingesting the same files again completes the store")
     if as_json:
         print_json(summary.as_dict())
     else:
@@ -79,12 +71,38 @@ def ingest(
         raise typer.Exit(1)
 
 
+def _run(store: EventStore, files: list[Path], total: int, *, batch_lines: int,
+         workers: int | None, progress: bool) -> IngestSummary:
+    """Ingest ``files``, with a progress bar on stderr only when stderr is a terminal
+    (so pipes and CI logs get no control codes)."""
+    if not (progress and err_console.is_terminal):
+        return store.ingest_files(files, batch_lines=batch_lines, workers=workers)
+    bar = Progress(TextColumn("ingest"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                   TimeRemainingColumn(), TextColumn("{task.fields[counts]}"),
+                   console=err_console, transient=True)
+    task = bar.add_task("ingest", total=total, counts="")
+    offsets = {str(p.resolve()): sum(q.stat().st_size for q in files[:i])
+               for i, p in enumerate(files)}
+
+    def report(source: str, done: int, _size: int, s: IngestSummary) -> None:
+        bar.update(task, completed=offsets.get(source, 0) + done,
+                   counts=f"stored {s.stored:,} dup {s.duplicates:,} "
+                          f"quarantined {s.quarantined:,}")
+
+    with bar:
+        return store.ingest_files(files, batch_lines=batch_lines, workers=workers,
+                                  progress=report)
+
+
 def _print_summary(summary: IngestSummary) -> None:
     table = Table(title="ingest", show_edge=False)
     for col in ("file", "read", "stored", "duplicates", "quarantined"):
-        table.add_column(col, justify="left" if col == "file" else "right")
+        if col == "file":  # a path is folded, never cut: the reader must see which file
+            table.add_column(col, overflow="fold")
+        else:
+            table.add_column(col, justify="right", no_wrap=True)
     for source, c in summary.files.items():
-        table.add_row(source, f"{c['read']:,}", f"{c['stored']:,}", f"{c['duplicates']:,}",
+        table.add_row(Text(source), f"{c['read']:,}", f"{c['stored']:,}", f"{c['duplicates']:,}",
                       f"{c['quarantined']:,}")
     if len(summary.files) > 1:
         table.add_row("total", f"{summary.read:,}", f"{summary.stored:,}",

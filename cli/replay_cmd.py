@@ -19,7 +19,6 @@ from ..replay.verify import (
     BadLine,
     VerifyRun,
     read_games_from_files,
-    read_store_bad_lines,
     verify_games,
 )
 from .common import (
@@ -32,6 +31,7 @@ from .common import (
     one_line,
     print_json,
 )
+from .verify_cmd import read_unresolved_bad_lines
 
 #: Events whose timeline sentence names cards only some players saw (a stock draw, a
 #: penalty card, an auto-play's draw, a poker hand): re-described, redacted, for --as.
@@ -59,7 +59,7 @@ def load_events(game_id: str, files: list[Path] | None,
         try:
             with EventStore.open(db_path(db), read_only=True) as store:
                 events = store.load_game(game_id)
-                read_store_bad_lines(store.con, run)
+                read_unresolved_bad_lines(store.con, run)
         except StoreError as exc:
             fail(str(exc))
     bad = [b for b in run.bad_lines if b.game_id == game_id]
@@ -152,13 +152,17 @@ def _redact_rows(rows: list[dict[str, Any]], events: list[dict[str, Any]], viewe
         shown = redact(event, viewer)
         if not shown.get("redacted"):
             continue
-        parts = []
+        parts: list[str] = []
+        after_card = False
         for segment in describe(shown, seats):
             if isinstance(segment, str):
                 parts.append(segment)
-            else:
+                after_card = False
+            else:  # a card: spaced from the card before it, as cards_text spaces them
                 code = segment["c"]
-                parts.append(pretty_card(parse_card(code)) if is_card_code(code) else HIDDEN)
+                card = pretty_card(parse_card(code)) if is_card_code(code) else HIDDEN
+                parts.append(f" {card}" if after_card else card)
+                after_card = True
         row["text"] = "".join(parts)
 
 

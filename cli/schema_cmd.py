@@ -8,7 +8,7 @@ import orjson
 import typer
 
 from ..events.models import event_json_schemas
-from .common import print_json
+from .common import fail, one_line, print_json
 
 
 def schema(
@@ -21,9 +21,14 @@ def schema(
     if out is None:
         print_json(schemas)
         return
-    out.mkdir(parents=True, exist_ok=True)
-    for name, body in schemas.items():
-        (out / f"{name}.schema.json").write_bytes(
-            orjson.dumps(body, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
-        )
+    if out.exists() and not out.is_dir():
+        fail(f"{out} exists and is not a folder (--out names the folder to write into)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, body in schemas.items():
+            (out / f"{name}.schema.json").write_bytes(
+                orjson.dumps(body, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+            )
+    except OSError as exc:
+        fail(f"cannot write the schemas to {out}: {one_line(exc)}")
     typer.echo(f"wrote {len(schemas)} schemas to {out}")

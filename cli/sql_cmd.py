@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from ..events.views import QueryError, connect_readonly, run_query
 from .common import DbOption, console, db_path, fail
@@ -47,8 +48,7 @@ def sql(
         con.close()
     if fmt is Format.json:
         body = [dict(zip(columns, row, strict=True)) for row in rows]
-        sys.stdout.buffer.write(orjson.dumps(body, default=_jsonable,
-                                             option=orjson.OPT_INDENT_2 | orjson.OPT_NAIVE_UTC))
+        sys.stdout.buffer.write(_json(body))
         sys.stdout.buffer.write(b"\n")
     elif fmt is Format.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
@@ -57,19 +57,49 @@ def sql(
     else:
         table = Table(show_edge=False)
         for col in columns:
-            table.add_column(col, overflow="fold")
+            table.add_column(Text(col), overflow="fold")
         for row in rows:
-            table.add_row(*[_cell(v) for v in row])
+            table.add_row(*[Text(_cell(v)) for v in row])  # data, never markup
         console.print(table)
         console.print(f"{len(rows)} row(s)", highlight=False)
+
+
+_JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NAIVE_UTC
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+
+
+def _json(body: list[dict[str, Any]]) -> bytes:
+    """The rows as a JSON array. Integers past 64 bits (HUGEINT, UHUGEINT, wide
+    DECIMALs), which orjson refuses, are written as exact JSON numbers."""
+    try:
+        return orjson.dumps(body, default=_jsonable, option=_JSON_OPTIONS)
+    except TypeError:
+        return orjson.dumps(_exact_ints(body), default=_jsonable, option=_JSON_OPTIONS)
+
+
+def _exact_ints(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if _INT64_MIN <= value <= _UINT64_MAX else orjson.Fragment(str(value))
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return _exact_ints(int(value))
+    if isinstance(value, dict):
+        return {k: _exact_ints(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_exact_ints(v) for v in value]
+    return value
 
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
+        return _blob(value)
     return str(value)
+
+
+def _blob(value: bytes) -> str:
+    """A BLOB as DuckDB prints it: printable ASCII as is, other bytes as ``\\xNN``."""
+    return "".join(chr(b) if 32 <= b < 127 and b != 92 else f"\\x{b:02X}" for b in value)
 
 
 def _cell(value: Any) -> str:
@@ -78,5 +108,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, list | dict):
-        return orjson.dumps(value, default=_jsonable).decode()
+        return orjson.dumps(_exact_ints(value), default=_jsonable).decode()
+    if isinstance(value, bytes):
+        return _blob(value)
     return str(value)

@@ -39,8 +39,8 @@ def verify_log(
     else:
         for p in report.problems:
             where = f"seq {p.seq}" if p.seq is not None else "(game)"
-            console.print(f"{p.game_id} {where}: {p.kind}: {p.detail}", highlight=False,
-                          soft_wrap=True)
+            console.print(f"{p.game_id} {where}: {p.kind}: {p.detail}", markup=False,
+                          highlight=False, soft_wrap=True)
         verdict = "intact" if report.ok else f"{len(report.problems)} problem(s)"
         console.print(f"checked {report.games:,} game(s), {report.events:,} event(s): "
                       f"{verdict}", highlight=False)

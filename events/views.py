@@ -141,9 +141,11 @@ def one_line(exc: BaseException) -> str:
 def run_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], list[tuple]]:
     """Run ``query``; return column names and rows, or raise :class:`QueryError` with a
     clear one-line reason (a refused write / ATTACH / COPY / file read says so)."""
+    if not query.strip().strip(";").strip():
+        raise QueryError("empty query: give one SQL statement, e.g. \"SELECT * FROM games\"")
     try:
         rel = con.execute(query)
-        if rel.description is None:
+        if rel is None or rel.description is None:  # nothing but comments, or a no-result statement
             return [], []
         columns = [d[0] for d in rel.description]
         return columns, rel.fetchall()
@@ -155,4 +157,7 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], li
         message = one_line(exc)
         if "read-only" in message:
             raise QueryError(f"refused: the store is opened read-only ({message})") from None
+        if "configuration has been locked" in message:
+            raise QueryError(
+                f"refused: the analyst connection's settings are locked ({message})") from None
         raise QueryError(message) from None
