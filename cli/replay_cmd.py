@@ -19,6 +19,7 @@ from ..replay.verify import (
     BadLine,
     VerifyRun,
     read_games_from_files,
+    read_store_bad_lines,
     verify_games,
 )
 from .common import (
@@ -31,7 +32,6 @@ from .common import (
     one_line,
     print_json,
 )
-from .verify_cmd import read_unresolved_bad_lines
 
 #: Events whose timeline sentence names cards only some players saw (a stock draw, a
 #: penalty card, an auto-play's draw, a poker hand): re-described, redacted, for --as.
@@ -59,7 +59,7 @@ def load_events(game_id: str, files: list[Path] | None,
         try:
             with EventStore.open(db_path(db), read_only=True) as store:
                 events = store.load_game(game_id)
-                read_unresolved_bad_lines(store.con, run)
+                read_store_bad_lines(store.con, run)
         except StoreError as exc:
             fail(str(exc))
     bad = [b for b in run.bad_lines if b.game_id == game_id]

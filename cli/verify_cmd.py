@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -68,7 +67,7 @@ def verify(
             fail(str(exc))
         total = len(store.game_ids())
         source = store.iter_games()
-        read_unresolved_bad_lines(store.con, run)  # what ingest quarantined: LOG-EVENT findings
+        read_store_bad_lines(store.con, run)  # what ingest quarantined: LOG-EVENT findings
     try:
         if progress and err_console.is_terminal and total > 1:
             with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(),
@@ -106,26 +105,6 @@ def verify(
 #: Quarantine rows whose very line was stored later, at the same game and seq: a line
 #: that came before its predecessors (daily files ingested out of order, a line ahead of
 #: its turn) and was accepted once they arrived.
-_RESOLVED = """
-SELECT q.source, q.line_no, q.game_id, q.seq FROM store.quarantine q
-WHERE q.game_id IS NOT NULL AND EXISTS (
-    SELECT 1 FROM store.events e
-    WHERE e.event_id = q.event_id AND e.game_id = q.game_id AND e.seq = q.seq
-      AND e.raw = q.raw)
-"""
-
-
-def read_unresolved_bad_lines(con: Any, run: VerifyRun) -> None:
-    """The store's quarantined lines of each game, as LOG-EVENT findings to be, less
-    those whose line was stored later: the game is then complete and intact, and a
-    replay of the store must not call it broken (verify-log says it is intact)."""
-    read_store_bad_lines(con, run)
-    resolved = set(con.execute(_RESOLVED).fetchall())
-    if resolved:
-        run.bad_lines = [b for b in run.bad_lines
-                         if (b.source, b.line_no, b.game_id, b.seq) not in resolved]
-
-
 def _print_table(run: VerifyRun) -> None:
     summary = run.summary()
     if not run.records:

@@ -42,6 +42,7 @@ import os
 import queue
 import threading
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -348,6 +349,12 @@ def _column_checks(out: Decoded, lines: Sequence[bytes]) -> None:
 
 
 # --- reading files --------------------------------------------------------------------
+class SourceError(OSError):
+    """A file that cannot be read to its end (a cut or corrupt gzip stream). The lines
+    before the damage were read; batches already committed stay (re-ingesting the
+    repaired file completes the store exactly)."""
+
+
 class _Source:
     """A JSONL file (plain or gzip) read as raw lines, with the bytes consumed so far
     (of the file on disk, so a progress bar works for .gz too)."""
@@ -376,12 +383,20 @@ class _Source:
         anywhere else is inside a line, which is then not JSON and is quarantined.
         """
         first = True
-        for line in self._stream:
-            if first:
-                first = False
-                if line.startswith(_BOM):
-                    line = line[len(_BOM):]
-            yield line[:-1] if line.endswith(b"\n") else line
+        n = 0
+        try:
+            for line in self._stream:
+                if first:
+                    first = False
+                    if line.startswith(_BOM):
+                        line = line[len(_BOM):]
+                n += 1
+                yield line[:-1] if line.endswith(b"\n") else line
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise SourceError(
+                f"{self.path}: the gzip stream is cut or corrupt ({type(exc).__name__}: "
+                f"{exc}); {n} line(s) were read before the damage"
+            ) from None
 
     def close(self) -> None:
         self._stream.close()

@@ -47,6 +47,7 @@ from .ingest import (
     write_plan,
 )
 from .models import CURRENT_VERSION, GENESIS_HASH
+from .timestamps import ts_millis
 from .upcast import upcast
 
 SCHEMA_VERSION = 1
@@ -176,8 +177,17 @@ def check_store_name(path: Path) -> None:
 
 def _connect(path: Path, read_only: bool, config: dict[str, Any], wait: float
              ) -> duckdb.DuckDBPyConnection:
-    """Open the file, waiting up to ``wait`` seconds for another process's lock."""
+    """Open the file, waiting up to ``wait`` seconds for another process's lock.
+
+    An existing file that is not a DuckDB database is refused: DuckDB 2.x opens a JSON,
+    CSV or Parquet file given as a database as an in-memory database with a view over
+    it, so writes would be reported and lost."""
     check_store_name(path)
+    if path.is_file() and path.stat().st_size > 0:
+        with path.open("rb") as f:
+            header = f.read(12)
+        if header[8:12] != b"DUCK":  # bytes 8..12 of every DuckDB database file
+            raise StoreError(f"cannot open store {path}: not a DuckDB database file")
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -446,7 +456,8 @@ class EventStore:
             ).fetchall()
         }
         cur = self.con.execute(
-            "SELECT e.game_id, e.seq, e.event_id, e.type, e.v, e.raw, e.prev_hash, e.hash "
+            "SELECT e.game_id, e.seq, e.event_id, e.type, e.v, e.raw, e.prev_hash, e.hash, "
+            "e.ts_text, epoch_ms(e.ts), e.actor, e.payload, e.up_payload, e.up_v "
             f"FROM store.events e {where} ORDER BY e.game_id, e.seq", params,
         )
         problems: list[Problem] = []
@@ -472,7 +483,7 @@ class EventStore:
             rows = cur.fetchmany(10_000)
             if not rows:
                 break
-            for gid, seq, event_id, type_name, v, raw, prev, stored_hash in rows:
+            for (gid, seq, event_id, type_name, v, raw, prev, stored_hash, *columns) in rows:
                 events += 1
                 if gid != state["game"]:
                     finish_game()
@@ -481,8 +492,10 @@ class EventStore:
                     state.update(game=gid, expected=0, prev=GENESIS_HASH, count=0,
                                  chained_by=chained_by)
                 state["count"] += 1
-                problems.extend(_check_row(state, gid, seq, event_id, type_name, v, raw,
-                                           prev, stored_hash))
+                found = _check_row(state, gid, seq, event_id, type_name, v, raw, prev,
+                                   stored_hash)
+                found.extend(_check_columns(gid, seq, raw, columns))
+                problems.extend(found)
         finish_game()
         if game_id is None:
             for g, (n, _h, _c) in sorted(heads.items()):
@@ -502,6 +515,32 @@ def event_from_row(raw: str, prev: str, h: str) -> dict[str, Any]:
     return upcast(event)
 
 
+def _check_columns(gid: str, seq: int, raw: str, columns: list[Any]) -> list[Problem]:
+    """The derived columns analysts query (``ts``, ``actor``, ``payload`` and the upcast
+    ``up_payload``/``up_v`` behind the ``events`` view) must say what the raw line says:
+    an edit of a column alone leaves the hashes intact but changes every SQL answer."""
+    ts_text, ts_ms, actor, payload, up_payload, up_v = columns
+    try:
+        event = orjson.loads(raw)
+        if not isinstance(event, dict):
+            return []  # reported by _check_row
+        lifted = upcast(event) if event.get("v") != CURRENT_VERSION.get(event.get("type")) else None
+        ok = (
+            event.get("ts") == ts_text
+            and ts_millis(ts_text) == ts_ms
+            and event.get("actor") == actor
+            and orjson.loads(payload) == event.get("payload")
+            and (up_payload is None if lifted is None else
+                 (orjson.loads(up_payload), up_v) == (lifted["payload"], lifted["v"]))
+        )
+    except Exception:  # a raw line edited into something upcast or parsing rejects
+        ok = False
+    if ok:
+        return []
+    return [Problem(gid, seq, "envelope_mismatch",
+                    "ts, actor or payload columns differ from the stored raw line")]
+
+
 def _check_row(
     state: dict[str, Any], gid: str, seq: int, event_id: str, type_name: str, v: int,
     raw: str, prev: str, stored_hash: str,
@@ -509,10 +548,14 @@ def _check_row(
     """Check one stored row against the chain walked so far (``state``) and its raw."""
     out: list[Problem] = []
     expected = state["expected"]
-    if seq != expected:
+    if seq > expected:  # reported at the first missing seq: where the log was cut
+        missing = f"seq {expected}" if seq == expected + 1 else f"seqs {expected}..{seq - 1}"
+        out.append(Problem(gid, expected, "gap",
+                           f"{missing} missing ({seq - expected} event(s)); the next stored "
+                           f"event is seq {seq}"))
+    elif seq != expected:
         out.append(Problem(gid, seq, "gap",
-                           f"expected seq {expected}, found seq {seq}: "
-                           f"{seq - expected} event(s) missing"))
+                           f"expected seq {expected}, found seq {seq}: stored out of order"))
     try:
         event = orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -362,3 +362,18 @@ def test_ingest_command_exit_codes_and_summary(tmp_path: Path) -> None:
     broken = runner.invoke(app, ["ingest", str(SAMPLE), "--db", str(unreadable)])
     assert broken.exit_code == 2 and "cannot open store" in broken.stderr
     assert broken.stderr.count("\n") == 1
+
+
+def test_library_ingest_of_a_cut_gzip_raises_a_typed_error(tmp_path: Path) -> None:
+    """The CLI checks every gzip first; a library caller gets a SourceError naming the
+    file (not a bare EOFError), and the store holds only whole committed batches."""
+    from rummyguard.events.ingest import SourceError, ingest_files
+
+    data = gzip.compress(b"".join((TESTS / "data" / "classic" / "clean.jsonl").read_bytes()
+                                  for _ in range(40)))
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    with EventStore.open(tmp_path / "s.duckdb") as store:
+        with pytest.raises(SourceError, match=r"cut\.jsonl\.gz: the gzip stream is cut or corrupt"):
+            ingest_files(store, [cut], workers=0)
+        assert store.verify().ok

@@ -197,7 +197,20 @@ def _tamper(tmp_path: Path, *sql: str, chained: bool = False) -> list[tuple[int 
 def test_store_flip_a_payload_byte(tmp_path: Path, chained: bool) -> None:
     problems = _tamper(tmp_path, "UPDATE store.events SET raw = replace(raw, '\"card\":\"4C\"', "
                        "'\"card\":\"4D\"') WHERE game_id = 'GAME' AND seq = 7", chained=chained)
-    assert problems == [(7, "bad_hash")]
+    # the hash no longer matches, and the payload column no longer says what raw says
+    assert problems == [(7, "bad_hash"), (7, "envelope_mismatch")]
+
+
+@pytest.mark.parametrize("column", [
+    "payload = replace(payload, '\"card\":\"4C\"', '\"card\":\"4D\"')",
+    "actor = 'someone'",
+    "ts = ts + INTERVAL 1 SECOND",
+])
+def test_store_edit_of_a_derived_column_alone(tmp_path: Path, column: str) -> None:
+    """What SQL shows (payload, actor, ts) is checked against raw: an edit of the column
+    alone leaves every hash intact and is still caught, at its seq."""
+    problems = _tamper(tmp_path, f"UPDATE store.events SET {column} WHERE game_id = 'GAME' AND seq = 7")
+    assert problems == [(7, "envelope_mismatch")]
 
 
 def test_store_swap_two_events(tmp_path: Path) -> None:
@@ -214,7 +227,7 @@ def test_store_swap_two_events(tmp_path: Path) -> None:
 
 def test_store_drop_one(tmp_path: Path) -> None:
     problems = _tamper(tmp_path, "DELETE FROM store.events WHERE game_id = 'GAME' AND seq = 11")
-    assert problems == [(12, "gap"), (12, "chain_break")]
+    assert problems == [(11, "gap"), (12, "chain_break")]  # the gap at the missing seq
 
 
 def test_store_truncate_the_end(tmp_path: Path) -> None:
@@ -242,7 +255,7 @@ def test_verify_log_cli(tmp_path: Path) -> None:
     runner = CliRunner()
     out = runner.invoke(app, ["verify-log", "--db", str(db)])
     assert out.exit_code == 1
-    assert "example-classic seq 3: gap: expected seq 2, found seq 3" in out.stdout
+    assert "example-classic seq 2: gap: seq 2 missing (1 event(s)); the next stored event is seq 3" in out.stdout
     ok = runner.invoke(app, ["verify-log", "--db", str(db), "--game", "example-classic-chained"])
     assert ok.exit_code == 0 and "1 game(s), 27 event(s): intact" in ok.stdout
     missing = runner.invoke(app, ["verify-log", "--db", str(db), "--game", "nope"])
@@ -257,3 +270,12 @@ def test_a_store_named_after_a_schema_is_refused_with_one_line(tmp_path):
     for name in ("store.duckdb", "fraud.db", "STORE.duckdb"):
         with pytest.raises(StoreError, match="may not be called"):
             EventStore.open(tmp_path / name)
+
+
+def test_a_data_file_is_not_opened_as_a_store(tmp_path: Path) -> None:
+    """DuckDB would open it as a throw-away in-memory database: writes reported, lost."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(SAMPLE.read_bytes())
+    with pytest.raises(StoreError, match="not a DuckDB database file"):
+        EventStore.open(log)
+    assert log.read_bytes() == SAMPLE.read_bytes()

@@ -39,3 +39,17 @@ def test_committed_rules_copy_is_the_shared_one() -> None:
     if not shared.exists():
         pytest.skip("shared/spec is not beside the checkout: only the copy is available")
     assert (COPY / "RULES.md").read_bytes() == shared.read_bytes()
+
+
+@pytest.mark.parametrize("rule", IDS)
+def test_rule_id_has_its_rulebook_text(rule: str) -> None:
+    from rummyguard.replay.rule_text import rule_text
+
+    assert rule in rule_text(rule), f"replay and the HTML page show no text for {rule}"
+
+
+def test_our_log_ids_have_text() -> None:
+    from rummyguard.replay.rule_text import rule_text
+
+    for rule in ("LOG-SEQ", "LOG-CHAIN", "LOG-EVENT", "LOG-GAME", "LOG-RULES"):
+        assert len(rule_text(rule)) > 20
