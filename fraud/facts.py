@@ -26,6 +26,14 @@ tables (columns are documented in docs/fraud.md):
                   player whose move ended it), and every player's cards and points left
                   — the going-out timing of soft play (ending a round while a partner
                   holds many points is what a colluder avoids).
+``starts``        Michigan: one row per start after a stop with a choice of suits — the
+                  own cards each start would visibly chain (``run``: his consecutive cards)
+                  and would really play before it stops (``reach``: counted through the
+                  hidden owners of the cards in between). An honest player can only go by
+                  the run; a player who sees every hand picks the start that reaches
+                  furthest (``reach - tie_reach``: against the starts that looked the same;
+                  ``(reach - run) - (reach_mean - run_mean)``: the hidden part of the reach
+                  against his options).
 
 The per-game function is pure and picklable (a module-level function of plain data),
 so it runs unchanged under a process pool or Ray ``map_batches``: :func:`batch_facts`
@@ -47,6 +55,7 @@ import pyarrow as pa
 from ..events.cards import parse_card
 from ..events.timestamps import ts_millis
 from ..replay.engine import GameEngine
+from ..replay.rules.michigan import START as MI_START
 from .handeval import Family, family_of, gain_of, gain_sum, hand_masks, masks_gain, meld_distance, own_values
 
 Event = dict[str, Any]
@@ -95,6 +104,12 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("game_id", pa.string()), ("seq", pa.int32()), ("round", pa.int16()),
         ("variant", pa.string()), ("ender", pa.string()), ("player", pa.string()),
         ("cards_left", pa.int16()), ("points_left", pa.int16()),
+    ]),
+    "starts": pa.schema([
+        ("game_id", pa.string()), ("seq", pa.int32()), ("player", pa.string()),
+        ("n_opt", pa.int8()), ("run", pa.int8()), ("reach", pa.int8()),
+        ("reach_mean", pa.float32()), ("reach_max", pa.int8()), ("run_mean", pa.float32()),
+        ("tie_n", pa.int8()), ("tie_reach", pa.float32()),
     ]),
 }
 
@@ -185,6 +200,9 @@ class _Observer:
         self.table_id = ""
         self.stake = 0
         self.in_round = False
+        #: Michigan: what was due after the previous event (a start or a follow), i.e.
+        #: before the current one — the engine shows the state after each event only
+        self.mi_due: tuple[int, int, int] | None = None
 
     # -- helpers --------------------------------------------------------------------------
     def info(self, hand: list[int]) -> _HandInfo:
@@ -289,6 +307,10 @@ class _Observer:
                     self._discard(event, actor, parse_card(event["payload"]["card"]), hands)
                 elif etype == "DeclaredRummy":
                     self._discard(event, actor, parse_card(event["payload"]["discard"]), hands)
+            elif etype == "CardPlayed" and self.variant == "michigan":
+                self._start(event, actor, st)
+        if self.variant == "michigan":
+            self.mi_due = st.due() if st.in_deal and not st.over else None
         if hands is not None:
             now = bool(getattr(st, "in_round", False))
             if self.in_round and not now:
@@ -411,6 +433,49 @@ class _Observer:
             known[card] -= 1
             if not known[card]:
                 del known[card]
+
+    def _start(self, event: Event, player: str, st: Any) -> None:
+        """Michigan: a start after a stop with two or more suits to choose from — how far
+        each candidate start would visibly chain and would really reach (hidden owners)."""
+        due = self.mi_due
+        seat = self.seat_index.get(player, -1)
+        if due is None or due[0] != MI_START or due[1] != seat:
+            return
+        card = parse_card(event["payload"]["card"])
+        owner = list(st.owner)
+        owner[card] = seat  # the state before the play
+        options = []
+        for suit in range(4):
+            if suit == due[2]:
+                continue
+            low = next((c for c in range(suit, 52, 4) if owner[c] == seat), None)
+            if low is not None:
+                options.append(low)
+        if card not in options:
+            options.append(card)  # a dearer start (MI-PENALTY): still his choice
+        if len(options) < 2:
+            return
+
+        def run_reach(c: int) -> tuple[int, int]:
+            run = reach = 0
+            visible = True
+            while c < 52 and owner[c] >= 0:  # held by someone: the sequence goes on
+                if owner[c] == seat:
+                    reach += 1
+                    run += visible
+                else:
+                    visible = False
+                c += 4
+            return run, reach
+
+        measured = {c: run_reach(c) for c in options}
+        run, reach = measured[card]
+        reaches = [r for _, r in measured.values()]
+        runs = [u for u, _ in measured.values()]
+        ties = [r for u, r in measured.values() if u == run]
+        self.sink.add("starts", self.game_id, event["seq"], player, len(options), run, reach,
+                      sum(reaches) / len(reaches), max(reaches), sum(runs) / len(runs),
+                      len(ties), sum(ties) / len(ties))
 
     def _round_end(self, event: Event, hands: list[list[int]], st: Any) -> None:
         """A round just ended (the state left ``in_round``): who ended it and what

@@ -41,6 +41,13 @@ built on three discards is visibly thin:
 - co-seating beyond the lobby (pair): games together over the number expected from both
   players' activity in the same hours (``co_lift``).
 - shared devices / IPs (pair): distinct device and IP hashes both accounts connected from.
+- pooled evidence (round 3; pair: ``tie_z``, ``gain_z``, ``take_z``, ``collude_z``,
+  ``throw_z``, ``left_z``, ``lose_z``; player: ``stock_z``, ``hc_tie_z``, ``hc_all_z``,
+  ``mi_tie_z``, ``mi_reach_z``, ``hc_z``): sums of per-decision excesses against the
+  population's null (per variant and table size), over their spread — z statistics that
+  grow with consistent evidence and stay near 0 on thin evidence. The two-sample forms
+  above compare with the same player's behaviour toward others, which vanishes for a
+  pair that always sits together (DETECTION.md, round 3).
 
 Inputs: a DuckDB connection holding ``fraud.moves`` ... (see :mod:`.facts`). Outputs are
 polars DataFrames ordered by player (pair: ``p1 < p2``) — byte-stable.
@@ -60,6 +67,7 @@ PLAYER_FEATURES: tuple[str, ...] = (
     "keep_gain", "n_devices", "n_ips", "device_sharers",
     "hc_tie", "hc_tie_t", "hc_tie_n", "hc_pub", "stock_edge", "auto_co_max", "fresh_co_max",
     "auto_disc_rate", "auto_disc_share",
+    "stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z",
 )
 
 #: pair-level feature columns (model inputs), in order
@@ -69,6 +77,8 @@ PAIR_FEATURES: tuple[str, ...] = (
     "shared_devices", "shared_ips", "win_with",
     "tie_t", "tie_n", "tie_any_t", "out_t", "out_n", "net_with", "lose_to", "auto_co",
     "fresh_co", "co_share", "throw_with",
+    "tie_z", "tie_z_dir", "gain_z", "take_z", "take_z_dir", "collude_z", "hu_games", "lose_z",
+    "left_z", "throw_z",
 )
 
 _PLAYER_SQL = """
@@ -178,6 +188,70 @@ ad AS (
      AND s.ts_ms BETWEEN m.ts_ms - 2000 AND m.ts_ms AND s.seq < m.seq
     WHERE m.auto GROUP BY m.player
 ),
+-- hidden-card knowledge as pooled evidence (round 3): score statistics that grow with the
+-- number of decisions instead of raw means / t of a few events.
+-- draws: does choosing the stock follow the hidden stock top's value, once the visible pile
+-- top's value is held fixed (his own stock rate at that pile gain, shrunk to the
+-- population's by 20 draws)? sum((stock - p)(sg - mean sg)) / sqrt(sum p(1-p)(sg - mean)^2)
+zpk AS (
+    SELECT player, pile_gain, stock_gain, (source = 'stock')::INT AS st
+    FROM fraud.pickups WHERE stock_gain >= 0 AND pile_gain >= 0
+),
+zpop AS (SELECT pile_gain, avg(st) AS p0 FROM zpk GROUP BY pile_gain),
+zsg AS (SELECT avg(stock_gain) AS m FROM zpk),
+zown AS (
+    SELECT z.player, z.pile_gain, (sum(z.st) + 20 * any_value(zpop.p0)) / (count(*) + 20) AS p
+    FROM zpk z JOIN zpop USING (pile_gain) GROUP BY ALL
+),
+zst AS (
+    SELECT z.player,
+           sum((z.st - o.p) * (z.stock_gain - (SELECT m FROM zsg)))
+             / sqrt(greatest(sum(o.p * (1 - o.p) * (z.stock_gain - (SELECT m FROM zsg)) ^ 2), 0.25))
+             AS stock_z
+    FROM zpk z JOIN zown o USING (player, pile_gain) GROUP BY z.player
+),
+-- discards: how much less the card helps the next player's hidden hand than the options
+-- would (free choices with a flat public record: hc_tie_z; all options: hc_all_z), summed
+-- over his discards against the population's mean and spread
+ztq AS (
+    SELECT player, tie_alt - gain AS x FROM fraud.discards
+    WHERE "offset" = 1 AND tie_n >= 2 AND pub_flat
+),
+zt0 AS (SELECT avg(x) AS mu, greatest(var_samp(x), 0.05) AS v FROM ztq),
+ztz AS (
+    SELECT player, (sum(x) - count(*) * (SELECT mu FROM zt0)) / sqrt(count(*) * (SELECT v FROM zt0))
+             AS hc_tie_z
+    FROM ztq GROUP BY player
+),
+zaq AS (SELECT player, alt_gain - gain AS x FROM fraud.discards WHERE "offset" = 1),
+za0 AS (SELECT avg(x) AS mu, greatest(var_samp(x), 0.05) AS v FROM zaq),
+zaz AS (
+    SELECT player, (sum(x) - count(*) * (SELECT mu FROM za0)) / sqrt(count(*) * (SELECT v FROM za0))
+             AS hc_all_z
+    FROM zaq GROUP BY player
+),
+-- Michigan starts: the cheater starts the suit whose sequence really runs furthest (hidden
+-- owners), where an honest player can go only by his own visible run. Against the starts
+-- that looked the same to him (mi_tie_z), and the hidden part of the reach (beyond the
+-- visible run) against his options' (mi_reach_z: honest choices go by the run, so the
+-- hidden part is chance for them), summed over his starts against the population's null
+mi AS (SELECT player, reach - tie_reach AS xt, (reach - run) - (reach_mean - run_mean) AS xa,
+              tie_n >= 2 AS free
+       FROM fraud.starts),
+mi0 AS (
+    SELECT avg(xt) FILTER (WHERE free) AS mt,
+           greatest(coalesce(var_samp(xt) FILTER (WHERE free), 0), 0.05) AS vt,
+           avg(xa) AS ma, greatest(coalesce(var_samp(xa), 0), 0.05) AS va
+    FROM mi
+),
+miz AS (
+    SELECT player, count(*) AS n_starts,
+           (sum(xt) FILTER (WHERE free) - count(*) FILTER (WHERE free) * (SELECT mt FROM mi0))
+             / sqrt(greatest(count(*) FILTER (WHERE free), 1) * (SELECT vt FROM mi0)) AS mi_tie_z,
+           (sum(xa) - count(*) * (SELECT ma FROM mi0)) / sqrt(count(*) * (SELECT va FROM mi0))
+             AS mi_reach_z
+    FROM mi GROUP BY player
+),
 co_max AS (
     SELECT c.player,
            max((c.aa + 0.5) / (c.n * r1.ra * r2.ra + 0.5)) AS auto_co_max,
@@ -202,13 +276,21 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        coalesce(co_max.auto_co_max, 1) AS auto_co_max, coalesce(co_max.fresh_co_max, 1) AS fresh_co_max,
        coalesce(ad.n_auto_disc, 0) / nullif(tim.n_turns, 0) AS auto_disc_rate,
        coalesce(ad.n_auto_disc, 0) / nullif(tim.n_auto, 0) AS auto_disc_share,
+       zst.stock_z, ztz.hc_tie_z, zaz.hc_all_z,
+       (coalesce(zst.stock_z, 0) + coalesce(ztz.hc_tie_z, 0) + coalesce(miz.mi_reach_z, 0))
+         / sqrt(greatest((zst.stock_z IS NOT NULL)::INT + (ztz.hc_tie_z IS NOT NULL)::INT
+                         + (miz.mi_reach_z IS NOT NULL)::INT, 1)) AS hc_z,
+       miz.mi_tie_z, miz.mi_reach_z,
        coalesce(tim.n_timed, 0) AS n_timed, coalesce(hc.hc_n, 0) AS n_discards,
-       coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns
+       coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns,
+       coalesce(miz.n_starts, 0) AS n_starts
 FROM res
 LEFT JOIN tim USING (player) LEFT JOIN hc USING (player) LEFT JOIN pks USING (player)
 LEFT JOIN ses USING (player) LEFT JOIN dsh USING (player)
 LEFT JOIN tie USING (player) LEFT JOIN tpub USING (player) LEFT JOIN edge USING (player)
 LEFT JOIN co_max USING (player) LEFT JOIN ad USING (player)
+LEFT JOIN zst USING (player) LEFT JOIN ztz USING (player) LEFT JOIN zaz USING (player)
+LEFT JOIN miz USING (player)
 ORDER BY res.player
 """
 
@@ -381,6 +463,83 @@ sip AS (
     SELECT a.player AS p1, b.player AS p2, count(*) AS shared_ips
     FROM ip a JOIN ip b ON a.ip_hash = b.ip_hash AND a.player < b.player GROUP BY ALL
 ),
+-- pooled evidence (round 3): one-sample sums against the population's null, so a pair
+-- that plays mostly together is not compared with a thin "toward others" baseline (the
+-- two-sample t above loses power exactly when the shared games grow). The null (mean and
+-- spread of a discard's excess) is taken per variant and table size: classic's excess runs
+-- higher than Rummy 500's, and a pair that mostly plays classic heads-up would otherwise
+-- drift up with every game together.
+gm AS (SELECT DISTINCT game_id, variant, n_seats FROM fraud.player_games),
+dq AS (
+    SELECT d.player AS a, d.target AS b, gm.variant, gm.n_seats, d.gain - d.tie_alt AS xt,
+           d.gain - d.alt_gain AS xg, d.tie_n >= 2 AS free,
+           (d.keep_gain >= 2 AND d.gain >= 1)::INT AS thr  -- a card of his melds that helps b
+    FROM fraud.discards d JOIN gm USING (game_id) WHERE d."offset" = 1
+),
+dq0 AS (
+    SELECT variant, n_seats, avg(xt) FILTER (WHERE free) AS mt,
+           greatest(coalesce(var_samp(xt) FILTER (WHERE free), 0), 0.05) AS vt,
+           avg(xg) AS mg, greatest(coalesce(var_samp(xg), 0), 0.05) AS vg, avg(thr) AS pt
+    FROM dq GROUP BY ALL
+),
+dzd AS (  -- a -> b (next seat): free-choice excess (tie) and all-options excess (gain)
+    SELECT a, b, count(*) FILTER (WHERE free) AS nt,
+           coalesce(sum(xt - mt) FILTER (WHERE free), 0) AS st,
+           coalesce(sum(vt) FILTER (WHERE free), 0) AS vt,
+           sum(xg - mg) AS sg, sum(vg) AS vg,
+           sum(thr - pt) AS sthr, sum(pt * (1 - pt)) AS vthr
+    FROM dq JOIN dq0 USING (variant, n_seats) GROUP BY ALL
+),
+-- the receiver's side: a takes b's discards beyond a's own take rate on *other* players'
+-- discards at the same pile-top gain and variant (shrunk toward the population's rate at
+-- that variant and table size by 20 draws); a score statistic sum(took - p) / sqrt(sum p(1-p))
+kp AS (
+    SELECT k.player AS a, k.from_player AS b, gm.variant, gm.n_seats, k.pile_gain,
+           (k.source = 'discard')::INT AS took
+    FROM fraud.pickups k JOIN gm USING (game_id)
+    WHERE k.from_player IS NOT NULL AND k.pile_gain >= 0
+),
+kpop AS (SELECT variant, n_seats, pile_gain, avg(took) AS p0 FROM kp GROUP BY ALL),
+kab AS (SELECT a, b, variant, pile_gain, count(*) AS n, sum(took) AS k FROM kp GROUP BY ALL),
+ka AS (SELECT a, variant, pile_gain, sum(n) AS n, sum(k) AS k FROM kab GROUP BY ALL),
+kexp AS (
+    SELECT kp.a, kp.b, kp.took,
+           (ka.k - x.k + 20 * kpop.p0) / (ka.n - x.n + 20) AS p
+    FROM kp JOIN kab x USING (a, b, variant, pile_gain) JOIN ka USING (a, variant, pile_gain)
+    JOIN kpop USING (variant, n_seats, pile_gain)
+),
+kzd AS (SELECT a, b, sum(took - p) AS s, sum(p * (1 - p)) AS v FROM kexp GROUP BY ALL),
+-- results beyond the deal in shared games: a's expected wins minus his wins, as a z; and
+-- games a walked out of with b seated against the population's leaving rate at that variant
+-- and table size (a dumper hands a heads-up pot over by leaving), as a z
+lrate AS (SELECT variant, n_seats, avg(left_game::INT) AS p0 FROM pg GROUP BY ALL),
+lzd AS (
+    SELECT a.player AS a, b.player AS b,
+           sum(a.p_win - a.won::INT) / sqrt(greatest(sum(a.p_win * (1 - a.p_win)), 0.25)) AS lose_z,
+           (sum(a.left_game::INT) - sum(r.p0)) / sqrt(greatest(sum(r.p0 * (1 - r.p0)), 0.25)) AS left_z,
+           count(*) FILTER (WHERE a.n_seats = 2) AS hu_games
+    FROM pgw a JOIN pgw b ON a.game_id = b.game_id AND a.player <> b.player
+    JOIN lrate r ON r.variant = a.variant AND r.n_seats = a.n_seats GROUP BY ALL
+),
+ev3 AS (  -- both directions of each pair, pooled (colluders feed each other) and the stronger
+    SELECT least(a, b) AS p1, greatest(a, b) AS p2,
+           sum(st) / sqrt(greatest(sum(vt), 0.25)) AS tie_z,
+           max(st / sqrt(greatest(vt, 0.25))) AS tie_z_dir,
+           sum(sg) / sqrt(greatest(sum(vg), 0.25)) AS gain_z,
+           max(sthr / sqrt(greatest(vthr, 0.25))) AS throw_z
+    FROM dzd GROUP BY ALL
+),
+ev3k AS (
+    SELECT least(a, b) AS p1, greatest(a, b) AS p2,
+           sum(s) / sqrt(greatest(sum(v), 0.25)) AS take_z,
+           max(s / sqrt(greatest(v, 0.25))) AS take_z_dir
+    FROM kzd GROUP BY ALL
+),
+ev3l AS (
+    SELECT least(a, b) AS p1, greatest(a, b) AS p2, max(lose_z) AS lose_z,
+           max(left_z) AS left_z, max(hu_games) AS hu_games
+    FROM lzd GROUP BY ALL
+),
 pairs AS (
     SELECT p1, p2 FROM co UNION SELECT p1, p2 FROM sdev UNION SELECT p1, p2 FROM sip
 ),
@@ -435,9 +594,17 @@ SELECT dir.p1, dir.p2,
        abs(coalesce(co.win_diff, 0)) AS win_with,
        dir.tie_t, dir.tie_n, dir.tie_any_t, dir.out_t, dir.out_n, dir.net_with, dir.lose_to,
        coalesce(evco.auto_co, 1) AS auto_co, coalesce(evco.fresh_co, 1) AS fresh_co,
-       coalesce(co.co_games, 0) / least(g1.g, g2.g) AS co_share, dir.throw_with
+       coalesce(co.co_games, 0) / least(g1.g, g2.g) AS co_share, dir.throw_with,
+       coalesce(ev3.tie_z, 0) AS tie_z, coalesce(ev3.tie_z_dir, 0) AS tie_z_dir,
+       coalesce(ev3.gain_z, 0) AS gain_z, coalesce(ev3k.take_z, 0) AS take_z,
+       coalesce(ev3k.take_z_dir, 0) AS take_z_dir,
+       (coalesce(ev3.tie_z, 0) + coalesce(ev3k.take_z, 0)) / sqrt(2) AS collude_z,
+       coalesce(ev3l.hu_games, 0) AS hu_games, ev3l.lose_z, ev3l.left_z,
+       coalesce(ev3.throw_z, 0) AS throw_z
 FROM dir
 LEFT JOIN co USING (p1, p2) LEFT JOIN coexp USING (p1, p2) LEFT JOIN evco USING (p1, p2)
+LEFT JOIN ev3 USING (p1, p2) LEFT JOIN ev3k USING (p1, p2)
+LEFT JOIN ev3l USING (p1, p2)
 LEFT JOIN pgn g1 ON g1.player = dir.p1 LEFT JOIN pgn g2 ON g2.player = dir.p2
 LEFT JOIN sdev USING (p1, p2) LEFT JOIN sip USING (p1, p2)
 ORDER BY dir.p1, dir.p2

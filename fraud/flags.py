@@ -29,16 +29,16 @@ from .rings import Ring
 
 #: per mechanism, the signals that show it: (feature, +1 if high is suspicious, -1 if low)
 MECH_SIGNALS: dict[str, list[tuple[str, int]]] = {
-    "card_feeding": [("tie_t", 1), ("feed_t", 1), ("feed_lift", 1), ("take_lift", 1),
-                     ("keep_lift", 1), ("co_lift", 1)],
-    "soft_play": [("tie_any_t", 1), ("out_t", 1), ("soft_t", 1), ("tie_t", 1), ("co_lift", 1)],
-    "chip_dumping": [("throw_with", 1), ("net_with", 1), ("lose_to", 1), ("flow_z", 1),
-                     ("flow_excess", 1), ("left_with", 1)],
-    "multi_account": [("shared_devices", 1), ("shared_ips", 1), ("co_share", 1), ("tie_t", 1),
+    "card_feeding": [("collude_z", 1), ("tie_z", 1), ("take_z", 1), ("tie_t", 1), ("feed_t", 1),
+                     ("take_lift", 1), ("co_lift", 1)],
+    "soft_play": [("tie_z", 1), ("tie_z_dir", 1), ("tie_any_t", 1), ("out_t", 1), ("co_lift", 1)],
+    "chip_dumping": [("throw_z", 1), ("left_z", 1), ("take_z_dir", 1), ("gain_z", 1),
+                     ("lose_z", 1), ("flow_z", 1), ("hu_games", 1)],
+    "multi_account": [("shared_devices", 1), ("shared_ips", 1), ("co_share", 1), ("tie_z", 1),
                       ("co_lift", 1)],
     "bot": [("think_sd", -1), ("think_sd_draw", -1), ("think_diff_corr", -1), ("slow_share", -1)],
-    "hidden_card": [("hc_tie_t", 1), ("stock_informed", 1), ("stock_edge", 1), ("hc_t", -1),
-                    ("hc_excess", -1), ("win_resid", 1)],
+    "hidden_card": [("hc_z", 1), ("stock_z", 1), ("hc_tie_z", 1), ("mi_tie_z", 1),
+                    ("hc_all_z", 1), ("stock_informed", 1), ("hc_tie_t", 1), ("stock_edge", 1)],
     "timeout_abuse": [("auto_disc_share", 1), ("auto_disc_rate", 1), ("auto_rate", 1),
                       ("fresh_rate", 1), ("auto_co_max", 1),
                       ("fresh_co_max", 1), ("disconnect_rate", 1), ("fresh_dist_rel", 1)],
@@ -191,6 +191,14 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
                 "what": f"{p} discarded {format_card(c)}: gain {gn} to {t}'s hidden hand where "
                         f"{n} cards equally useless to {p}, and alike on the public record, "
                         f"averaged {alt:.2f}"} for g, s, t, c, gn, alt, n in rows]
+        rows = con.execute(  # Michigan: starts that reached further than they looked
+            "SELECT game_id, seq, run, reach, tie_reach, tie_n FROM fraud.starts "
+            "WHERE player = ? AND tie_n >= 2 AND reach > tie_reach "
+            "ORDER BY reach - tie_reach DESC, game_id, seq LIMIT 2", [p]).fetchall()
+        ev += [{"game_id": g, "seq": s,
+                "what": f"{p} started the suit that played {r} of his cards before the stop, "
+                        f"where {n} starts that looked the same (a visible run of {u}) "
+                        f"averaged {tr:.2f}"} for g, s, u, r, tr, n in rows]
         ev.sort(key=lambda e: (e["game_id"], e["seq"]))
         return ev[:limit]
     if mech == "timeout_abuse":

@@ -5,11 +5,13 @@
   (``card_feeding``, ``soft_play``, ``chip_dumping``, ``multi_account``), players for
   the rest (``bot``, ``hidden_card``, ``timeout_abuse``) — plus an ``any`` model per
   level (all mechanisms together), which the leave-one-mechanism-out evaluation uses.
-  Two candidate learners per model — a histogram gradient-boosting classifier and an
-  L2 logistic regression on quantile-normalised features (both class-balanced: fraud
-  is rare) — and the one with the better average precision in a stratified 3-fold
-  cross-validation *on the training world* is kept (a handful of positives often
-  favours the linear model; tens of positives the trees). The winner is refitted on
+  Three candidate learners per mechanism — a histogram gradient-boosting classifier, an
+  L2 logistic regression on quantile-normalised features, and the *signature* learner:
+  the same logistic regression on the mechanism's few signals that follow from how it
+  is played (:data:`SIGNATURES`) — all class-balanced (fraud is rare); the one with the
+  best average precision in a stratified 3-fold cross-validation *on the training world*
+  is kept (a handful of positives often favours the signature or the linear model; tens
+  of positives the trees). The ``any`` models choose between the first two. The winner is refitted on
   all training rows inside :class:`~sklearn.calibration.CalibratedClassifierCV`
   (sigmoid: isotonic overfits a few dozen positives), so a score reads as a
   probability. ``trained_on[name]`` records the choice and both CV scores.
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ import numpy as np
 import polars as pl
 import sklearn
 from sklearn.calibration import CalibratedClassifierCV
+from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, IsolationForest
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
@@ -45,7 +49,7 @@ from threadpoolctl import threadpool_limits
 
 from .features import PAIR_FEATURES, PLAYER_FEATURES
 
-MODEL_VERSION = 2  # 2: free-choice, going-out, co-timeout features; learner selection
+MODEL_VERSION = 3  # 3: pooled evidence (z) features, signature learner; 2: free-choice, learner choice
 PAIR_MECHANISMS = ("card_feeding", "soft_play", "chip_dumping", "multi_account")
 PLAYER_MECHANISMS = ("bot", "hidden_card", "timeout_abuse")
 MECHANISMS = PAIR_MECHANISMS + PLAYER_MECHANISMS
@@ -105,8 +109,45 @@ def _logistic() -> Any:
     )
 
 
+#: per mechanism, the few signals that follow from how it is played (docs/fraud.md): the
+#: "signature" learner sees only these. A mechanism with a dozen training positives cannot
+#: pick its signals out of ~50 columns by itself; its known behaviour can.
+SIGNATURES: dict[str, tuple[str, ...]] = {
+    "card_feeding": ("tie_z", "take_z", "collude_z", "gain_z", "tie_z_dir", "take_z_dir",
+                     "co_games", "co_lift", "shared_devices"),
+    "soft_play": ("tie_z", "tie_z_dir", "tie_any_t", "gain_z", "co_games", "co_lift", "out_t"),
+    "chip_dumping": ("throw_z", "left_z", "gain_z", "take_z_dir", "collude_z", "lose_z",
+                     "hu_games", "flow_z", "co_share"),
+    "multi_account": ("shared_devices", "shared_ips", "co_share", "tie_z", "take_z"),
+    "bot": ("think_sd", "think_sd_draw", "think_diff_corr", "slow_share", "think_median_log",
+            "n_games"),
+    "hidden_card": ("stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z",
+                    "stock_informed", "stock_edge"),
+    "timeout_abuse": ("auto_disc_share", "auto_disc_rate", "auto_rate", "disconnect_rate",
+                      "fresh_rate", "auto_co_max", "fresh_co_max", "fresh_dist_rel"),
+}
+
+
+def _signature(columns: list[int]) -> Any:
+    """Logistic regression on the mechanism's signature columns only (indices into the
+    level's feature matrix), mildly regularised: few inputs, few positives."""
+    return make_pipeline(
+        ColumnTransformer([("signature", "passthrough", columns)], remainder="drop"),
+        SimpleImputer(strategy="median", keep_empty_features=True, add_indicator=True),
+        QuantileTransformer(n_quantiles=200, output_distribution="normal"),
+        LogisticRegression(C=0.3, class_weight="balanced", max_iter=2000),
+    )
+
+
 #: the candidate learners (name -> factory), tried in this order (ties keep the first)
-LEARNERS: dict[str, Any] = {"boosting": _boosting, "logistic": _logistic}
+LEARNERS: dict[str, Any] = {"boosting": _boosting, "logistic": _logistic, "signature": _signature}
+
+
+def _factory(learner: str, columns: list[int] | None) -> Any:
+    """A zero-argument factory of the learner (the signature one bound to its columns)."""
+    if learner == "signature":
+        return partial(_signature, columns or [])
+    return LEARNERS[learner]
 
 
 def _cv_ap(factory: Any, x: np.ndarray, y: np.ndarray, folds: int) -> float:
@@ -117,9 +158,9 @@ def _cv_ap(factory: Any, x: np.ndarray, y: np.ndarray, folds: int) -> float:
     return float(average_precision_score(y, scores))
 
 
-def _classifier(n_pos: int, learner: str = "boosting") -> Any:
+def _classifier(n_pos: int, learner: str = "boosting", columns: list[int] | None = None) -> Any:
     folds = min(3, n_pos)
-    return CalibratedClassifierCV(LEARNERS[learner](), method="sigmoid",
+    return CalibratedClassifierCV(_factory(learner, columns)(), method="sigmoid",
                                   cv=StratifiedKFold(folds, shuffle=True, random_state=0))
 
 
@@ -188,10 +229,12 @@ class FraudModel:
                 continue
             if level_of(m) == "pair":
                 y = np.array([k in pair_pos.get(m, set()) for k in keys])
-                self._fit_one(m, xq[keep_q], y[keep_q])
+                cols = [self.pair_features.index(c) for c in SIGNATURES[m]]
+                self._fit_one(m, xq[keep_q], y[keep_q], cols)
             else:
                 y = np.array([p in player_pos.get(m, set()) for p in pids])
-                self._fit_one(m, xp[keep_p], y[keep_p])
+                cols = [self.player_features.index(c) for c in SIGNATURES[m]]
+                self._fit_one(m, xp[keep_p], y[keep_p], cols)
         any_p = set().union(*(v for m, v in player_pos.items() if m not in exclude))
         any_q = set().union(*(v for m, v in pair_pos.items() if m not in exclude))
         self._fit_one("any_player", xp[keep_p], np.array([p in any_p for p in pids])[keep_p])
@@ -199,7 +242,10 @@ class FraudModel:
         self.anomaly = {"player": anomaly_detector().fit(xp), "pair": anomaly_detector().fit(xq)}
         return self
 
-    def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray) -> None:
+    def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray,
+                 signature: list[int] | None = None) -> None:
+        """Fit one model; ``signature`` (a mechanism's signal columns) adds the signature
+        learner to the candidates (the ``any`` models have none)."""
         n_pos = int(y.sum())
         self.trained_on[name] = {"positives": n_pos, "rows": len(y)}
         if n_pos < 2 or n_pos == len(y):
@@ -207,11 +253,12 @@ class FraudModel:
             return
         learner = "boosting"
         if n_pos >= 3:  # model selection on the training world only
-            cv = {k: round(_cv_ap(f, x, y, 3), 4) for k, f in LEARNERS.items()}
-            learner = max(cv, key=lambda k: (cv[k], -list(LEARNERS).index(k)))
+            names = [k for k in LEARNERS if k != "signature" or signature]
+            cv = {k: round(_cv_ap(_factory(k, signature), x, y, 3), 4) for k in names}
+            learner = max(cv, key=lambda k: (cv[k], -names.index(k)))
             self.trained_on[name]["cv_ap"] = cv
         self.trained_on[name]["learner"] = learner
-        self.supervised[name] = _classifier(n_pos, learner).fit(x, y)
+        self.supervised[name] = _classifier(n_pos, learner, signature).fit(x, y)
 
     # -- scoring ------------------------------------------------------------------------------
     def predict(self, players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
