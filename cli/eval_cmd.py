@@ -88,7 +88,9 @@ def eval_(
     Per mechanism: PR-AUC, precision@10/50/100, recall at 1% FPR (bootstrap CIs),
     detection vs intensity and games played, leave-one-mechanism-out, two naive
     baselines, found groups vs labelled groups, and the share of flag evidence that is
-    planted."""
+    planted. The per-mechanism metrics come twice: over all labelled subjects, and over
+    the labelled subjects that acted in the test world (at least one planted event of
+    the mechanism; the others left out, and counted)."""
     from ..fraud.evaluate import evaluate, render_markdown
     from ..fraud.models import FraudModel, ModelError, load_model
 

@@ -27,7 +27,32 @@ The protocol (issue 8, "Honest evaluation"):
 - evidence precision: the flags the scan writes on the test world (model, threshold
   0.5); for each, the share of its evidence moves ``(game_id, seq)`` that are labelled
   planted events of the flagged players — over the flags whose subject is a true
-  positive, per named mechanism.
+  positive, per named mechanism;
+- acted positives: the per-mechanism metrics again (model, unsupervised, both
+  baselines; for pair mechanisms also the player level), with the positives restricted
+  to the labelled subjects that *acted* in the scored world. A label whose subject never
+  did anything observable (a soft-play pair seated together only at Michigan, where the
+  simulator plants no soft play) cannot be found by any detector; counting it measures
+  the simulator's seating, not detection. Both views are reported, side by side.
+
+  The rule (``acted_positives``), from the labels' ``planted`` rows — each names the
+  game, the *actor* and the mechanism's group, not the partner acted for — and the
+  scored world's seating (``fraud.player_games``):
+
+  * player mechanism m (bot, hidden card, timeout abuse): player p acted iff some
+    planted row of m names p, in a game of the scored world where p is seated;
+  * pair mechanism m: the pair (a, b) acted iff some planted row of m, in a group
+    holding both a and b, names one of them as actor in a game of the scored world
+    where the *other* is seated too. For a 2-member group this is exactly "a planted
+    event of the pair"; in a 3-member ring, an act in a game where all three sit is
+    credited to both pairs with the actor (the row does not say whom it was for);
+  * player level of a pair mechanism: a player acted iff he is in an acted pair.
+
+  Labelled subjects that never acted are dropped from that view (neither positive nor
+  negative; the report gives how many); everything else — honest subjects and other
+  mechanisms' positives — stays a negative exactly as in the all-labelled view. The
+  scores are the same as the all-labelled view's (same model, same features): a view,
+  not a refit.
 """
 
 from __future__ import annotations
@@ -49,6 +74,9 @@ from .models import MECHANISMS, PAIR_MECHANISMS, FraudModel, level_of
 from .rings import build_graph, find_rings
 
 KS = (10, 50, 100)
+ACTED_RULE = ("positives = labelled subjects with a planted event of the mechanism in the "
+              "scored world (pairs: by either member, in a game where the other is seated); "
+              "labelled subjects that never acted are dropped")
 
 
 @dataclass
@@ -141,6 +169,63 @@ def _baselines(world: World) -> tuple[pl.DataFrame, pl.DataFrame]:
     return p, q
 
 
+# -- acted positives ---------------------------------------------------------------------------
+def seating(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """game id -> the players seated at it, in the scored world's facts."""
+    seats: dict[str, set[str]] = {}
+    for game_id, player in con.sql("SELECT game_id, player FROM fraud.player_games").fetchall():
+        seats.setdefault(game_id, set()).add(player)
+    return seats
+
+
+def acted_positives(truth: Truth, seats: dict[str, set[str]]) -> dict[str, set[Any]]:
+    """Per mechanism, the labelled subjects that acted in the scored world (module
+    docstring, "acted positives"): pairs ``(a, b)`` with a < b for pair mechanisms,
+    player ids otherwise; for a pair mechanism m also ``"<m>:players"`` = the members
+    of its acted pairs (the player-level view)."""
+    out: dict[str, set[Any]] = {}
+    for m in MECHANISMS:
+        if level_of(m) == "pair":
+            pairs: set[Any] = set()
+            for pair in truth.pair_pos.get(m, set()):
+                a, b = pair
+                for gid in sorted(truth.pair_groups.get((m, pair), set())):
+                    if any(actor in seats.get(g, ()) and other in seats.get(g, ())
+                           for actor, other in ((a, b), (b, a))
+                           for g in truth.acted_games.get((m, gid, actor), ())):
+                        pairs.add(pair)
+                        break
+            out[m] = pairs
+            out[f"{m}:players"] = {p for pair in pairs for p in pair}
+        else:
+            games: dict[str, set[str]] = {}
+            for (mech, _gid, player), gs in truth.acted_games.items():
+                if mech == m:
+                    games.setdefault(player, set()).update(gs)
+            out[m] = {p for p in truth.player_pos.get(m, set())
+                      if any(p in seats.get(g, ()) for g in games.get(p, ()))}
+    return out
+
+
+def acted_metrics(keys: list[Any], labelled: set[Any], acted: set[Any],
+                  scores: dict[str, np.ndarray], boots: int = 200) -> dict[str, Any]:
+    """``metrics`` per scorer with the positives restricted to ``acted``: the labelled
+    subjects in ``keys`` that did not act are masked out (neither positive nor negative);
+    every other subject keeps its place as a negative."""
+    is_labelled = np.array([k in labelled for k in keys], dtype=bool)
+    is_acted = np.array([k in acted and k in labelled for k in keys], dtype=bool)
+    keep = ~is_labelled | is_acted
+    out: dict[str, Any] = {"labelled": int(is_labelled.sum()), "acted": int(is_acted.sum()),
+                           "dropped": int((is_labelled & ~is_acted).sum())}
+    y = is_acted[keep]
+    if not y.any():
+        out["absent"] = True
+        return out
+    for name, s in scores.items():
+        out[name] = metrics(y, s[keep], boots)
+    return out
+
+
 # -- the evaluation -------------------------------------------------------------------------------
 def _pair_keys(df: pl.DataFrame) -> list[tuple[str, str]]:
     return list(zip(df.get_column("p1").to_list(), df.get_column("p2").to_list(), strict=True))
@@ -176,6 +261,7 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
     pkeys = _pair_keys(pairs)
     pids = players.get_column("player").to_list()
     truth = test.truth
+    acted = acted_positives(truth, seating(test.con))
     report: dict[str, Any] = {
         "test_world": {"players": len(pids), "pairs": len(pkeys), "seed": truth.seed,
                        "fraud_players": len(truth.fraud_players()),
@@ -185,6 +271,7 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
                         "seed": train.truth.seed if train else model.trained_on.get("world", {}).get("seed"),
                         "positives": model.trained_on},
         "mechanisms": {},
+        "acted_rule": ACTED_RULE,
     }
     for m in MECHANISMS:
         level = level_of(m)
@@ -198,6 +285,7 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
             y = np.array([p in pos for p in pids])
             frame, games_col = players, "n_games"
             intens = np.array([truth.player_intensity.get((m, p), 0.0) for p in pids])
+        keys: list[Any] = list(pkeys) if level == "pair" else list(pids)
         if not y.any():
             report["mechanisms"][m] = {"level": level, "absent": True}
             continue
@@ -210,6 +298,7 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
         entry: dict[str, Any] = {"level": level, "trained": m in model.supervised}
         for name, s in scores.items():
             entry[name] = metrics(y, s, boots)
+        entry["acted"] = acted_metrics(keys, pos, acted[m], scores, boots)
         # detection vs intensity (model score): each bin's positives against all negatives
         s = np.nan_to_num(scores["model"].astype(float), nan=-1e9)
         ib = _bins(intens, [0.34, 0.67, 1.0], ["low", "moderate", "high"])
@@ -235,8 +324,10 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
             ppos = truth.player_pos.get(m, set())
             if best is not None:
                 joined = players.select("player").join(best, on="player", how="left")
-                entry["player_level"] = metrics(np.array([p in ppos for p in pids]),
-                                                joined.get_column(m).fill_null(0).to_numpy(), boots)
+                best_s = joined.get_column(m).fill_null(0).to_numpy()
+                entry["player_level"] = metrics(np.array([p in ppos for p in pids]), best_s, boots)
+                entry["acted"]["player_level"] = acted_metrics(
+                    pids, ppos, acted[f"{m}:players"], {"model": best_s}, boots)
         report["mechanisms"][m] = entry
     report["rings"] = ring_metrics(test, qscore)
     report["evidence"] = evidence_precision(test, pscore, qscore)
@@ -378,6 +469,36 @@ def _ci(entry: dict[str, Any], name: str) -> str:
     return f"{_f(entry[name])} [{_f(ci[0], 2)}, {_f(ci[1], 2)}]" if ci else _f(entry[name])
 
 
+def _acted_table(report: dict[str, Any]) -> list[str]:
+    """The acted-positives view: same metrics, positives = labelled subjects that acted."""
+    lines = ["Acted positives (positives = labelled subjects with at least one planted event of "
+             "the mechanism in this world — pairs: by either member, in a game where the other "
+             "is seated; labelled subjects that never acted are left out, neither positive nor "
+             "negative; same scores as above):", "",
+             "| mechanism | level | acted / labelled (left out) | positives / n | scorer | "
+             "PR-AUC [95% CI] | P@10 | P@50 [95% CI] | P@100 | recall@1%FPR [95% CI] |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    rows: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = []
+    for m, e in report["mechanisms"].items():
+        if "acted" not in e:
+            continue
+        rows.append((m, e["level"], e["acted"],
+                     ("model", "unsupervised", "baseline_winrate", "baseline_chipflow")))
+        if "player_level" in e["acted"]:
+            rows.append((m, "player (best pair)", e["acted"]["player_level"], ("model",)))
+    for m, level, a, scorers in rows:
+        count = f"{a['acted']} / {a['labelled']} ({a['dropped']})"
+        if a.get("absent"):
+            lines.append(f"| {m} | {level} | {count} | — | — | no labelled subject acted | | | | |")
+            continue
+        for scorer in scorers:
+            x = a[scorer]
+            lines.append(f"| {m} | {level} | {count} | {x['positives']} / {x['n']} | {scorer} | "
+                         f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
+                         f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+    return lines
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The report's tables (DETECTION.md pastes this)."""
     lines = []
@@ -402,6 +523,8 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {m} | player (best pair) | {x['positives']} / {x['n']} | model | "
                          f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
                          f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+    lines.append("")
+    lines.extend(_acted_table(report))
     lines.append("")
     lines.append("Detection vs intensity (model; each bin's positives against all negatives):")
     lines.append("")
@@ -460,5 +583,6 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["KS", "World", "evaluate", "evidence_precision", "leave_one_out", "metrics",
-           "render_markdown", "ring_metrics"]
+__all__ = ["ACTED_RULE", "KS", "World", "acted_metrics", "acted_positives", "evaluate",
+           "evidence_precision", "leave_one_out", "metrics", "render_markdown", "ring_metrics",
+           "seating"]

@@ -4,6 +4,12 @@ A player is positive for a mechanism if a ``mechanisms`` row names him. A pair i
 positive for a pair-level mechanism if both players are in the same ``group_id`` of
 that mechanism. ``intensity`` is kept per (mechanism, player) and per (mechanism, pair)
 (the pair's is the mean of its members) for "detection vs intensity".
+
+The ``planted`` rows are kept twice: as the set of evidence moves (evidence precision)
+and, per (mechanism, group, player), as the games where that player's mechanism acted
+(``acted_games``) — the record the "acted positives" view of the evaluation filters on
+(fraud/evaluate.py: a labelled subject that never acted in the scored world cannot be
+found by any detector, so that view leaves it out).
 """
 
 from __future__ import annotations
@@ -33,6 +39,11 @@ class Truth:
     planted_by: dict[tuple[str, int], set[str]] = field(default_factory=dict)
     #: (mechanism, group_id) -> members (every group, pairs and rings alike)
     groups: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    #: (mechanism, pair) -> the group ids holding both players (usually one)
+    pair_groups: dict[tuple[str, tuple[str, str]], set[str]] = field(default_factory=dict)
+    #: (mechanism, group_id, player) -> game ids with a planted event of that player's
+    #: mechanism in that group (the labels record the actor, not the partner acted for)
+    acted_games: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)
     hard_negatives: dict[str, str] = field(default_factory=dict)  # player -> kind
     players: list[str] = field(default_factory=list)
     seed: int | None = None
@@ -64,10 +75,14 @@ def parse_labels(doc: dict[str, Any]) -> Truth:
                 pair = (a, b) if a < b else (b, a)
                 truth.pair_pos.setdefault(mech, set()).add(pair)
                 truth.pair_intensity[(mech, pair)] = (ia + ib) / 2
+                truth.pair_groups.setdefault((mech, pair), set()).add(gid)
         for row in doc.get("planted", []):
             key = (str(row["game_id"]), int(row["seq"]))
+            pid = str(row["player_id"])
             truth.planted.add(key)
-            truth.planted_by.setdefault(key, set()).add(str(row["player_id"]))
+            truth.planted_by.setdefault(key, set()).add(pid)
+            act = (str(row["mechanism"]), str(row["group_id"]), pid)
+            truth.acted_games.setdefault(act, set()).add(key[0])
         for row in doc.get("hard_negatives", []):
             truth.hard_negatives[str(row["player_id"])] = str(row["kind"])
     except (KeyError, TypeError, ValueError) as exc:
