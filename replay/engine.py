@@ -10,6 +10,19 @@ The engine owns what all variants share: the envelope (one game, ``seq`` 0, 1, 2
 the hash chain), connections, and the platform's claims — ``ChipsTransferred``
 (compared as one multiset at the end, C-CLAIM), ``RoundEnded`` and ``GameEnded``.
 Everything else goes to the game's :class:`~rummyguard.replay.variant.Variant`.
+
+Decisions on claims (RULES.md C-CLAIM, EVENTS.md):
+
+- Transfers the replay computes but the log lacks are reported at ``GameEnded``; a log
+  without ``GameEnded`` may be cut short (a game still in progress), so its missing
+  transfers are not a finding ("a claim the platform did not log is not a finding").
+  Logged transfers that are not due are reported at the first such event either way.
+- ``GameEnded.net`` is compared player by player; a key for a seated player the claim
+  leaves out counts as a claimed 0. A key that names no seated player (``house``) is
+  compared with what that pool gained by the computed transfers, so a true rake claim
+  is not a finding and a wrong one is. ``results.net`` itself lists the seats only.
+- Events after ``GameEnded`` are still folded and judged (a move then is out of turn,
+  a transfer then still belongs to the game's multiset).
 """
 
 from __future__ import annotations
@@ -244,7 +257,11 @@ class GameEngine:
             self.ctx.discrepancy(
                 f"game winners: claimed {sorted(p['winners'])}, recomputed {sorted(winners)}"
             )
-        diff = _claim_diff(p["net"], self.net())
+        computed = self.net()
+        for key in p["net"]:  # a pool in the claim (``house``) is judged by its own net
+            if key not in computed:
+                computed[key] = self._pool_net(key)
+        diff = _claim_diff(p["net"], computed)
         if diff:
             self.ctx.discrepancy(f"net differs: {diff}")
 
@@ -287,6 +304,13 @@ class GameEngine:
             if t.dst in net:
                 net[t.dst] += t.amount
         return net
+
+    def _pool_net(self, name: str) -> int:
+        """What a non-player id (a pool such as ``house``) gained over the game so far."""
+        assert self.ctx is not None
+        return sum(t.amount for t in self.ctx.transfers if t.dst == name) - sum(
+            t.amount for t in self.ctx.transfers if t.src == name
+        )
 
     def record(self) -> GameRecord:
         """Close the fold: check the transfer claims and return the record."""

@@ -25,6 +25,15 @@ Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is 
   state (C-CLAIM discrepancy), except the ``left`` removal that confirms his leave.
 - Card-location breaks (C-HOLD) are reported after the rule findings of the same event
   that do not depend on them, then the replay halts.
+- A classic game is one round (CL-RESULT), so every ``RoundStarted``, a Fresh redeal
+  included, deals round 1; another number is a claim that differs (C-CLAIM
+  discrepancy, as in r500) and the round is still round 1 for ``RoundEnded``.
+- After a unanimous Fresh only the redeal may come: a player's move or the system's
+  auto-play before it is CL-FRESH (and applied). ``FreshPressed`` outside a round
+  (before the deal, after the end) is CL-FRESH too and counts for no vote: the rule
+  lets players press it "at any moment of a round".
+- Strikes count per game (redeals keep them); a redeal restarts the turn clocks, so
+  each player's first turn of the redealt round has the 60 s base again.
 """
 
 from __future__ import annotations
@@ -135,9 +144,13 @@ class ClassicRummy(CardTable):
             self.ctx.violation(
                 "C-DEAL", f"dealer seat {p['dealer']}, but the game's dealer is seat {self.dealer}"
             )
+        if p["round"] != 1:  # CL-RESULT: one round a game; a redeal deals round 1 again
+            self.ctx.discrepancy(
+                f"RoundStarted claims round {p['round']}; a classic game has only round 1"
+            )
         deck = parse_cards(p["deck"])
         self.check_deck(deck)
-        self.round_no = p["round"]
+        self.round_no = 1
         first = self.first_player if self.active[self.first_player] else self.next_active(self.dealer)
         order = [first]
         while len(order) < len(self.active_seats()):
@@ -359,6 +372,10 @@ class ClassicRummy(CardTable):
         seat = self.seat(p["player"])
         if seat is None or not self.active[seat]:
             raise self.ctx.halt("C-HOLD", f"auto-play for {p['player']}, who is not in the game")
+        if self.fresh_pending:
+            self.ctx.violation(
+                "CL-FRESH", "an auto-play after a unanimous Fresh: the round must be redealt"
+            )
         deadline = self._deadline(seat)
         if seat != self.current:  # one finding: his clocks never ran, so not "too early" too
             self.ctx.violation(
