@@ -69,7 +69,18 @@ Decisions where RULES.md is silent (a careful reading, stated once here):
   in pools stay there. Dealer rotation and the deal skip him. When one player is left,
   he wins the running deal (the kitty) and the game ends. ``PlayerRemoved`` with reason
   ``left`` after a PlayerLeft is the platform's acknowledgement; any other removal is a
-  C-CLAIM discrepancy (Michigan has no strikes or busts), applied.
+  C-CLAIM discrepancy (Michigan has no strikes or busts), applied. A ``PlayerLeft`` by a
+  player already out changes nothing and is not a finding: it is not a move and may
+  come at any moment (EVENTS.md), as in r500 and Liverpool.
+- Player views (``snapshot(viewer)``): his own hand, the played cards, the pools, every
+  hand's size and the widow's size; never another hand, the widow, or the dead hand
+  (only its former owner, the widow buyer, sees it). Who holds the next card of the
+  running suit is a hidden card's place, so while a card is due only its holder is
+  shown ``in_turn``/``next_card``/``to_act``; the others see nobody in turn until it is
+  played. A stop and its starter are shown to all (at the table everyone sees that
+  nobody plays the next card). Declared poker hands stay in the hands, so a player sees
+  only his own (and who won the pot), before and after the showdown — the same cards the
+  per-player HTML page redacts from the ``PokerHandDeclared`` events.
 - Moves while no deal is running, after the game ended, or by someone not in the game
   are C-TURN violations and are ignored. Games outside 3-8 players are reported
   (LOG-GAME) and replayed anyway.
@@ -549,9 +560,11 @@ class Michigan(Variant):
     # -- leaving ----------------------------------------------------------------------------------
     def apply_PlayerLeft(self, event: Event) -> None:
         seat = self.index.get(event["actor"])
-        if seat is None or not self.active[seat]:
-            self.ctx.violation("C-TURN", f"{event['actor']} left a game he is not in")
+        if seat is None:
+            self.ctx.violation("C-TURN", f"{event['actor']} left a game he is not seated at")
             return
+        if not self.active[seat]:
+            return  # PlayerLeft may come at any moment (EVENTS.md); he is already out
         self.left.add(seat)
         self._leave(seat)
 
@@ -681,24 +694,29 @@ class Michigan(Variant):
         in_turn = None
         next_card = None
         barred = None
+        to_act = self.to_act()
         if self.in_deal and not self.over and not self.widow_open and not self.poker_open:
             kind, who, x = self.due()
             in_turn = self.names[who] if who >= 0 else None
             if kind == FOLLOW:
                 next_card = format_card(x)
+                if hidden and who != vseat:
+                    # Who holds the next card is a hidden card's place: only the holder
+                    # knows it before he plays it (the module docstring, views).
+                    in_turn, next_card, to_act = None, None, []
             elif x >= 0:
                 barred = SUITS[x]
         sees_dead = not hidden or (vseat is not None and vseat == self.widow_buyer)
-        shown_poker = {
+        shown_poker = {  # declared cards stay in the hand: hidden from the others
             self.names[s]: format_cards(cards) for s, cards in sorted(self.declared.items())
-            if not hidden or s == vseat or not self.poker_open
+            if not hidden or s == vseat
         }
         return {
             "variant": self.name,
             "round": self.deals_started,
             "dealer": self.names[self.dealer],
             "in_turn": in_turn,
-            "to_act": self.to_act(),
+            "to_act": to_act,
             "active": [p for s, p in enumerate(self.names) if self.active[s]],
             "hands": hands,
             "hand_counts": {p: self.hand_size[s] for s, p in enumerate(self.names)},

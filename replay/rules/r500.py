@@ -47,7 +47,10 @@ Decisions where RULES.md is silent:
 - R5-SWAP: a set's joker that ``as`` did not name stands for any missing suit of the
   set's rank. The natural given takes the joker's place, and the points of that place go
   to the player who gave it (R5-SCORE counts the cards a player put on the table and that
-  are there at the end); the player who had melded the joker loses them.
+  are there at the end); the player who had melded the joker loses them. When a set holds
+  several jokers that could stand for the natural given, the swap takes the first of them
+  in the meld's order (the one on the table longest), so when one player melded it and
+  another laid the second one off, the melder loses the place first.
 - R5-DISCARD: melding or laying off the last card is a violation; the player is then
   out and the round ends there.
 - R5-END: r500 never replenishes the stock. A ``StockReplenished`` is an R5-END
