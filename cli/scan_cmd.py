@@ -28,7 +28,7 @@ def scan(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
     engine: str = typer.Option(
         "local", "--engine", help="local: a process pool here; ray: Ray Data over a Parquet "
-        "export (pip install 'rummyguard[ray]'). Both give the same flags."),
+        "export (pip install 'rummyguard\\[ray]'). Both give the same flags."),
     address: str | None = typer.Option(
         None, "--address", help="With --engine ray: the Ray cluster to join (host:port or "
         "'auto'); default: a local Ray with --workers CPUs.", show_default=False),
@@ -40,10 +40,11 @@ def scan(
     """Replay every stored game, derive facts and features, score them, and write flags.
 
     Writes the tables fraud.moves, fraud.discards, fraud.pickups, fraud.player_games,
-    fraud.chip_flows, fraud.sessions and fraud.flags, and the views moves, chip_flows,
-    player_games (unless another command owns it) and flags (docs/fraud.md). Each flag
-    names its subject (player, pair or ring), score, likely mechanism, top signals and
-    the evidence moves: open one with `rummyguard replay GAME --at SEQ`.
+    fraud.chip_flows, fraud.sessions, fraud.round_ends, fraud.starts and fraud.flags,
+    and the views moves, chip_flows, player_games (unless another command owns it) and
+    flags (docs/fraud.md). Each flag names its subject (player, pair or ring), score,
+    likely mechanism, top signals and the evidence moves: open one with
+    `rummyguard replay GAME --at SEQ`.
     """
     from ..events.store import EventStore, StoreError
     from ..fraud.models import ModelError, load_model

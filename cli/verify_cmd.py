@@ -43,8 +43,11 @@ def verify(
     A finding is a `violation` (a move the rules forbid was accepted), a `discrepancy`
     (a platform claim — score, payout, winners — differs from the recomputed value), or
     `integrity` (the log itself is broken). Exit 0 when all games are clean, 1 when any
-    finding exists, 2 on unusable input. With --db (or without FILES) the findings and
-    results are also stored, for the SQL views `findings` and `player_games`.
+    finding exists, 2 on unusable input. Without FILES the games come from the store,
+    and each line ingest quarantined that names a game is a `LOG-EVENT` integrity
+    finding at its seq (unless a later ingest stored that very line). With --db (or
+    without FILES) the findings and results are also stored, for the SQL views
+    `findings` and `player_games`.
     """
     run = VerifyRun()
     store = None
@@ -102,9 +105,6 @@ def verify(
         raise typer.Exit(1)
 
 
-#: Quarantine rows whose very line was stored later, at the same game and seq: a line
-#: that came before its predecessors (daily files ingested out of order, a line ahead of
-#: its turn) and was accepted once they arrived.
 def _print_table(run: VerifyRun) -> None:
     summary = run.summary()
     if not run.records:

@@ -17,10 +17,14 @@ def verify_log(
 ) -> None:
     """Report every broken chain, bad hash, gap and reorder, with game and seq.
 
-    Exit code 0 when the log is intact, 1 when any problem was found. A game cut short
-    at its end is caught when the store's own chain head records more events than it
-    holds; a log truncated before it reached the store is not a chain problem (see
-    `rummyguard checkpoint` and the replay's missing GameEnded).
+    Kinds: bad_hash, chain_break, gap (at the first missing seq), reorder,
+    envelope_mismatch (a column such as ts, actor or payload differs from the stored raw
+    line) and head_mismatch (the chain head disagrees with the events). Exit code 0
+    when the log is intact, 1 when any problem was found, 2 on an unusable store or an
+    unknown --game. A game cut short at its end is caught when the store's own chain
+    head records more events than it holds; a log truncated before it reached the store
+    is not a chain problem (see `rummyguard checkpoint`, and games without GameEnded:
+    `rummyguard sql "FROM games WHERE ended_at IS NULL"`).
     """
     path = db_path(db)
     try:

@@ -159,7 +159,9 @@ class GameEngine:
             )
             return False
         if seq > self.next_seq:
-            self._finding(seq, "LOG-SEQ", f"sequence gap: seq {self.next_seq}..{seq - 1} missing")
+            missing = (f"seq {self.next_seq}" if seq == self.next_seq + 1
+                       else f"seqs {self.next_seq}..{seq - 1}")
+            self._finding(seq, "LOG-SEQ", f"sequence gap: {missing} missing")
         self.next_seq = seq + 1
         self.last_seq = seq
         has_hash = event.get("hash") is not None

@@ -374,7 +374,9 @@
     }
     if (s.round !== undefined) stat("Round", s.round);
     if (s.dealer !== undefined && s.dealer !== null) stat("Dealer", s.dealer);
-    if (s.in_turn !== undefined) stat("In turn", s.in_turn === null ? "— (system)" : s.in_turn);
+    // in_turn null: in the full view nobody holds the turn (a system step); in a player's
+    // view it may also be hidden (Michigan hides who holds the next card), so say nothing.
+    if (s.in_turn !== undefined) stat("In turn", s.in_turn !== null ? s.in_turn : META.viewer ? "—" : "— (system)");
     if (s.over) {
       var w = Array.isArray(s.winners) && s.winners.length ? " · winners: " + s.winners.join(", ") : "";
       status.appendChild(el("span", "over", "Game over" + w));
