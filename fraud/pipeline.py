@@ -210,11 +210,15 @@ def load_facts(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> N
     for name, tbl in tables.items():
         con.register("_rg_fact", tbl)
         try:
-            order = "game_id, seq" if "seq" in tbl.column_names else "game_id, player"
-            extra = ", target" if name == "discards" else (", src, dst, kind" if name == "chip_flows"
-                                                           else "")
+            # game_id, seq first (the clustering analysts query by), then every other
+            # column: a total order, so rows that share (game_id, seq) — one per player
+            # in round_ends, per target in discards — cannot come out in the order
+            # DuckDB's threads happen to finish in.
+            first = ["game_id", "seq"] if "seq" in tbl.column_names else ["game_id", "player"]
+            keys = first + [c for c in tbl.column_names if c not in first]
+            order = ", ".join(f'"{c}"' for c in keys)
             con.execute(f"CREATE OR REPLACE TABLE fraud.{name} AS SELECT * FROM _rg_fact "
-                        f"ORDER BY {order}{extra}")
+                        f"ORDER BY {order}")
         finally:
             con.unregister("_rg_fact")
 
