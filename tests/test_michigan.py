@@ -111,7 +111,9 @@ def test_eight_players_hands_may_differ_in_size() -> None:
     assert st.snapshot()["widow"][0] == "4C"  # card 8 of the deck
 
 
-def test_deck_that_is_not_the_52_cards_halts_MI_DEAL() -> None:
+def test_deck_that_is_not_the_52_cards_is_C_DEAL_then_halts_MI_DEAL() -> None:
+    """Audit 3: a deck that is not the variant's deck is C-DEAL in every variant; Michigan
+    then cannot follow the deal and halts (MI-DEAL, integrity)."""
     deck = list(STACKED)
     deck[10] = deck[11]  # a card twice, another missing
     log = Log()
@@ -119,9 +121,9 @@ def test_deck_that_is_not_the_52_cards_halts_MI_DEAL() -> None:
     seq = log.round(deck, dealer=2)
     log.add("CardPlayed", "a", {"card": "2H"})
     rec = replay(log.events)
-    assert triples(rec) == [(seq, "MI-DEAL", "integrity")]
+    assert triples(rec) == [(seq, "C-DEAL", "violation"), (seq, "MI-DEAL", "integrity")]
     assert rec.halted
-    assert STACKED[10] in rec.findings[0].message  # the missing card is named
+    assert STACKED[10] in rec.findings[1].message  # the missing card is named
 
 
 def test_redeal_is_a_MI_DEAL_violation() -> None:
@@ -634,11 +636,13 @@ def test_wrong_dealer_is_MI_END_and_the_platform_deal_is_followed() -> None:
     assert state_of(log).snapshot()["hands"]["b"] == sorted_cards(HAND_A)  # b was left of a
 
 
-def test_wrong_round_number_is_MI_END() -> None:
+def test_wrong_round_number_is_a_C_CLAIM_discrepancy() -> None:
+    """Audit 3: RoundStarted.round is a number the platform claims (RULES.md §0/§5), so a
+    wrong one is C-CLAIM in every variant (it was MI-END here)."""
     log = Log()
     log.created("michigan", SEATS, dealer=2)
     seq = log.round(STACKED, dealer=2, round_no=2)
-    assert findings_of(log) == [(seq, "MI-END", "violation")]
+    assert findings_of(log) == [(seq, "C-CLAIM", "discrepancy")]
 
 
 def test_deal_beyond_the_configured_deals_is_MI_END_and_ignored() -> None:

@@ -233,6 +233,7 @@ def deal_duplicate_card() -> Built:
     deck = events[i]["payload"]["deck"]
     deck[5] = deck[6]
     return "Deal 2's deck holds a card twice and misses another.", events, [
+        (i, "C-DEAL", "violation", "is not the variant's deck"),
         (i, "MI-DEAL", "integrity", "the deck is not the 52 cards")]
 
 

@@ -21,8 +21,13 @@ Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is 
 - System events are never out of turn (C-TURN): a ``RoundStarted`` after the game
   ended breaks CL-RESULT (a classic game is one round).
 - ``PlayerLeft`` from a seated player who is already out (removed, or left before) is a
-  no-op. A ``PlayerRemoved`` for someone already out is a claim that differs from the
-  state (C-CLAIM discrepancy), except the ``left`` removal that confirms his leave.
+  no-op. A ``PlayerRemoved`` for someone already out, or for someone not seated at the
+  game, is a claim that differs from the state (C-CLAIM discrepancy, nothing applied;
+  no card moves, so it is not C-HOLD), except the ``left`` removal that confirms his
+  leave — the same findings r500, Liverpool and Michigan give. A removal of a player
+  still in is judged by classic's own removal rules: CL-STRIKES for ``strikes`` and
+  CL-LEAVE for ``left`` without a ``PlayerLeft`` (§1 says when a player is removed;
+  the other variants have no removal rule, so there it is C-CLAIM).
 - Card-location breaks (C-HOLD) are reported after the rule findings of the same event
   that do not depend on them, then the replay halts.
 - A classic game is one round (CL-RESULT), so every ``RoundStarted``, a Fresh redeal
@@ -415,8 +420,9 @@ class ClassicRummy(CardTable):
     def apply_PlayerRemoved(self, event: Event) -> None:
         p = event["payload"]
         seat = self.seat(p["player"])
-        if seat is None:
-            raise self.ctx.halt("C-HOLD", f"removal of {p['player']}, who is not seated")
+        if seat is None:  # a claim about nobody at the table: C-CLAIM, as in every variant
+            self.ctx.discrepancy(f"removal of {p['player']}, who is not seated")
+            return
         reason = p["reason"]
         if not self.active[seat]:  # a claim about someone already out: nothing to apply
             if reason == "left" and seat in self.left:

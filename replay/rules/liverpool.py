@@ -70,9 +70,12 @@ Decisions where RULES.md §3 is silent:
 - A meld laid down broken (a C-RUN / C-SET / C-WILD / LV-CONTRACT / LV-WILD finding)
   stays on the table as logged, but nothing fits it: a lay-off or Rummy call on it is
   LV-LAYOFF / LV-RUMMY (the card is put at the named end, or the high end, as logged).
-- ``RoundStarted.round`` other than the next round, a redeal number, or a dealer other
-  than the one left of the last is C-DEAL. The replay keeps its own round count (the
-  contract and deal size follow it) and deals from the platform's dealer. A deal while
+- A redeal number, or a dealer other than the one left of the last, is C-DEAL (the
+  platform dealt so; Liverpool's section gives no rule ID of its own for the deal).
+  ``RoundStarted.round`` other than the round by the rules is a number the platform
+  claims, so it is a C-CLAIM discrepancy (RULES.md §0/§5), as in classic, r500 and
+  Michigan. The replay keeps its own round count (the contract and deal size follow
+  it) and deals from the platform's dealer. A deal while
   a round is live is one LV-OUT finding, whether logged as the same round dealt again
   (same dealer) or as the next round (next dealer; the abandoned round is not scored).
 - Moves (turn moves, buys, Rummy calls) before the first deal or after the game ended
@@ -297,7 +300,9 @@ class Liverpool(CardTable):
             self.ctx.violation("LV-OUT", f"round {self.round_no} was redealt before anyone went out")
         expected_round = self.round_no if again else self.round_no + 1
         if p["round"] != expected_round:
-            self.ctx.violation("C-DEAL", f"round {p['round']} dealt; round {expected_round} is due")
+            self.ctx.discrepancy(
+                f"RoundStarted claims round {p['round']}; by the rules it is round {expected_round}"
+            )
         if p["redeal"] != 0 and not again:
             self.ctx.violation("C-DEAL", f"redeal {p['redeal']}: Liverpool has no redeals")
         want = self.dealer if again else self.expected_dealer()

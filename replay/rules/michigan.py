@@ -15,9 +15,13 @@ Decisions where RULES.md is silent (a careful reading, stated once here):
 
 - Deal order (MI-DEAL): the hands are, in order, the players still in the game from left
   of the dealer round to the dealer, then the widow; card ``i`` of ``RoundStarted.deck``
-  goes to hand ``i mod (players + 1)``. A deck that is not exactly the 52 cards cannot be
-  followed (a card would sit in two hands): the replay halts (MI-DEAL, integrity). A
-  ``redeal`` other than 0 is an MI-DEAL violation (Michigan has no redeals).
+  goes to hand ``i mod (players + 1)``. A deck that is not exactly the 52 cards is the
+  C-DEAL violation every variant reports for a deck that is not its deck (RULES.md §0);
+  unlike the draw-and-discard variants, Michigan cannot follow it (every card is dealt
+  and would sit in two hands, or in none), so the replay then halts with an MI-DEAL
+  integrity finding — the same pair classic gives for a deck too short for its deal
+  (C-DEAL, then its own deal rule). A ``redeal`` other than 0 is an MI-DEAL violation
+  (Michigan has no redeals).
 - Widow offers (MI-WIDOW): the widow is offered in seat order starting left of the
   dealer, the dealer last; the first player who accepts buys it. EVENTS.md has no event
   for a refusal, so a purchase by any player while the offer is open is accepted (it
@@ -53,9 +57,11 @@ Decisions where RULES.md is silent (a careful reading, stated once here):
   winners are the players still in the game with the highest net. A RoundStarted while
   a deal is running is an MI-END violation: the unfinished deal has no winner and its
   kitty rolls into the next. A deal beyond ``deals`` (or after the game ended) is an
-  MI-END violation and is ignored together with its moves. A wrong ``dealer`` or
-  ``round`` in RoundStarted is an MI-END violation; the replay follows the platform's
-  dealer (the hands were dealt from it).
+  MI-END violation and is ignored together with its moves. A wrong ``dealer`` in
+  RoundStarted is an MI-END violation (MI-END is where §4 says the dealer moves left);
+  the replay follows the platform's dealer (the hands were dealt from it). A wrong
+  ``round`` number is a number the platform claims: a C-CLAIM discrepancy (RULES.md
+  §0/§5), as in classic, r500 and Liverpool; the replay keeps its own count.
 - MI-POKER: each declaration pays its 1 chip into ``poker``; the pot is settled when every
   player still in the game (holding at least five cards) has declared. A card played
   before that is an MI-POKER violation naming who had not declared, and the pot is
@@ -305,6 +311,7 @@ class Michigan(Variant):
         self.rogue = False
         deck = [parse_card(c) for c in p["deck"]]
         if sorted(deck) != list(range(NATURALS)):
+            self.ctx.violation("C-DEAL", "the shuffled deck is not the variant's deck (the 52 cards)")
             seen = set(deck)
             extra = sorted({c for c in deck if deck.count(c) > 1 or c == JOKER})
             missing = [c for c in range(NATURALS) if c not in seen]
@@ -321,7 +328,7 @@ class Michigan(Variant):
             self.next_dealer = self.next_active(self.dealer)
             self.in_deal = False
         if p["round"] != number:
-            self.ctx.violation("MI-END", f"RoundStarted says deal {p['round']}; this is deal {number}")
+            self.ctx.discrepancy(f"RoundStarted claims deal {p['round']}; by the rules it is deal {number}")
         if p["redeal"]:
             self.ctx.violation("MI-DEAL", f"redeal {p['redeal']}: Michigan has no redeals")
         dealer = p["dealer"]
