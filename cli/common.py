@@ -29,10 +29,6 @@ DbOption = typer.Option(
 )
 
 
-#: Bytes 8..12 of every DuckDB database file.
-_DUCKDB_MAGIC = b"DUCK"
-
-
 def db_path(db: Path | None) -> Path:
     """The store to use: --db, else $RUMMYGUARD_DB, else ./rummyguard.duckdb.
 
@@ -43,12 +39,13 @@ def db_path(db: Path | None) -> Path:
     """
     path = db if db is not None else Path(os.environ.get(DB_ENV, DEFAULT_DB))
     if path.is_file():
+        from ..events.store import is_duckdb_file
+
         try:
-            with path.open("rb") as f:
-                header = f.read(12)
+            is_store = is_duckdb_file(path)
         except OSError as exc:
             fail(f"cannot read store {path}: {one_line(exc)}")
-        if header[8:12] != _DUCKDB_MAGIC:
+        if not is_store:
             fail(f"cannot open store {path}: it is not a rummyguard store (not a DuckDB "
                  f"database file); --db or ${DB_ENV} names the store, e.g. ./{DEFAULT_DB}")
     return path

@@ -175,6 +175,12 @@ def check_store_name(path: Path) -> None:
         )
 
 
+def is_duckdb_file(path: Path) -> bool:
+    """Whether ``path`` starts like a DuckDB database file (bytes 8..12 are ``DUCK``)."""
+    with path.open("rb") as f:
+        return f.read(12)[8:12] == b"DUCK"
+
+
 def _connect(path: Path, read_only: bool, config: dict[str, Any], wait: float
              ) -> duckdb.DuckDBPyConnection:
     """Open the file, waiting up to ``wait`` seconds for another process's lock.
@@ -183,11 +189,8 @@ def _connect(path: Path, read_only: bool, config: dict[str, Any], wait: float
     CSV or Parquet file given as a database as an in-memory database with a view over
     it, so writes would be reported and lost."""
     check_store_name(path)
-    if path.is_file() and path.stat().st_size > 0:
-        with path.open("rb") as f:
-            header = f.read(12)
-        if header[8:12] != b"DUCK":  # bytes 8..12 of every DuckDB database file
-            raise StoreError(f"cannot open store {path}: not a DuckDB database file")
+    if path.is_file() and path.stat().st_size > 0 and not is_duckdb_file(path):
+        raise StoreError(f"cannot open store {path}: not a DuckDB database file")
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -492,10 +495,8 @@ class EventStore:
                     state.update(game=gid, expected=0, prev=GENESIS_HASH, count=0,
                                  chained_by=chained_by)
                 state["count"] += 1
-                found = _check_row(state, gid, seq, event_id, type_name, v, raw, prev,
-                                   stored_hash)
-                found.extend(_check_columns(gid, seq, raw, columns))
-                problems.extend(found)
+                problems.extend(_check_row(state, gid, seq, event_id, type_name, v, raw,
+                                           prev, stored_hash, columns))
         finish_game()
         if game_id is None:
             for g, (n, _h, _c) in sorted(heads.items()):
@@ -515,15 +516,13 @@ def event_from_row(raw: str, prev: str, h: str) -> dict[str, Any]:
     return upcast(event)
 
 
-def _check_columns(gid: str, seq: int, raw: str, columns: list[Any]) -> list[Problem]:
+def _check_columns(gid: str, seq: int, event: dict[str, Any], columns: list[Any]
+                   ) -> list[Problem]:
     """The derived columns analysts query (``ts``, ``actor``, ``payload`` and the upcast
     ``up_payload``/``up_v`` behind the ``events`` view) must say what the raw line says:
     an edit of a column alone leaves the hashes intact but changes every SQL answer."""
     ts_text, ts_ms, actor, payload, up_payload, up_v = columns
     try:
-        event = orjson.loads(raw)
-        if not isinstance(event, dict):
-            return []  # reported by _check_row
         lifted = upcast(event) if event.get("v") != CURRENT_VERSION.get(event.get("type")) else None
         ok = (
             event.get("ts") == ts_text
@@ -543,9 +542,10 @@ def _check_columns(gid: str, seq: int, raw: str, columns: list[Any]) -> list[Pro
 
 def _check_row(
     state: dict[str, Any], gid: str, seq: int, event_id: str, type_name: str, v: int,
-    raw: str, prev: str, stored_hash: str,
+    raw: str, prev: str, stored_hash: str, columns: list[Any],
 ) -> list[Problem]:
-    """Check one stored row against the chain walked so far (``state``) and its raw."""
+    """Check one stored row against the chain walked so far (``state``) and its raw;
+    ``columns`` are the derived columns :func:`_check_columns` compares with it."""
     out: list[Problem] = []
     expected = state["expected"]
     if seq > expected:  # reported at the first missing seq: where the log was cut
@@ -593,5 +593,6 @@ def _check_row(
         out.append(Problem(gid, seq, "chain_break",
                            f"prev_hash {prev:.12}… is not the hash of the previous stored "
                            f"event ({state['prev']:.12}…)"))
+    out.extend(_check_columns(gid, seq, event, columns))
     state.update(expected=seq + 1, prev=stored_hash)
     return out

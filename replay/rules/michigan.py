@@ -133,9 +133,9 @@ class Michigan(Variant):
     }
 
     def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
-        # A null rule value is "not set": the default applies, as for a missing key
-        # (RULES.md: "missing keys take the defaults"; ``deals`` has no number to write).
-        super().__init__(ctx, {k: v for k, v in rules.items() if v is not None})
+        # A null rule value is "not set" (``deals`` has no number to write): the shared
+        # Variant.read_config applies the default, as for a missing key.
+        super().__init__(ctx, rules)
         n = len(ctx.seats)
         self.n = n
         if not 3 <= n <= 8:

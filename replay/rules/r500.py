@@ -261,13 +261,6 @@ class Rummy500(CardTable):
         self._fits: _Fits | None = None
         self._start_turn(-1)
 
-    def read_config(self, rules: Mapping[str, Any]) -> dict[str, Any]:
-        """Defaults overlaid with GameCreated.rules; ``null`` for a known key means "not
-        set" (events/models.py RuleValue), so it is dropped before the type checks."""
-        return super().read_config(
-            {k: v for k, v in rules.items() if v is not None or k not in self.config_defaults}
-        )
-
     def _check_config(self) -> None:
         cfg, defaults = self.config, self.config_defaults
         if cfg["mode"] not in MODES:
