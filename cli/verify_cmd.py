@@ -12,9 +12,9 @@ from rich.text import Text
 from ..replay.rule_text import rule_text
 from ..replay.verify import (
     VerifyRun,
-    read_games_from_files,
     read_store_bad_lines,
     save_run,
+    verify_files,
     verify_games,
 )
 from .common import (
@@ -51,14 +51,20 @@ def verify(
     """
     run = VerifyRun()
     store = None
+    show_bar = progress and err_console.is_terminal
     if files:
         check_input_files(files)
+        # One streaming pass: each event goes to its game's replay as it is read.
         try:
-            games = read_games_from_files(files, run)
+            if show_bar:
+                with Progress(TextColumn("verify"), BarColumn(), TextColumn("{task.completed:,} events"),
+                              TimeElapsedColumn(), console=err_console, transient=True) as bar:
+                    task = bar.add_task("verify", total=None)
+                    verify_files(files, run, progress=lambda n: bar.advance(task, n))
+            else:
+                verify_files(files, run)
         except READ_ERRORS as exc:
             fail(f"cannot read the logs: {one_line(exc)}")
-        source = list(games.values())
-        total = len(source)
     else:
         from ..events.store import EventStore, StoreError
 
@@ -72,12 +78,12 @@ def verify(
         source = store.iter_games()
         read_store_bad_lines(store.con, run)  # what ingest quarantined: LOG-EVENT findings
     try:
-        if progress and err_console.is_terminal and total > 1:
+        if store is not None and show_bar and total > 1:
             with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=err_console, transient=True) as bar:
                 task = bar.add_task("verify", total=total)
                 verify_games(source, run, progress=lambda n: bar.advance(task, n))
-        else:
+        elif store is not None:
             verify_games(source, run)
         if store is None and db is not None:
             from ..events.store import EventStore, StoreError

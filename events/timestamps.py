@@ -10,19 +10,29 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-_DAY_CACHE: dict[str, int] = {}
+#: "YYYY-MM-DDTHH:MM" -> milliseconds at that minute; a game's events share a few
+#: minutes, so the replay parses a date and an hour once per minute, not per event
+_MINUTE_CACHE: dict[str, int] = {}
+_MINUTE_CACHE_MAX = 1 << 16  # cleared when full: a bound, not an LRU (misses are cheap)
 _EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
 
 
 def ts_millis(ts: str) -> int:
-    """Exact and fast (the replay calls it per event): the date part is cached."""
-    day = _DAY_CACHE.get(ts[:10])
-    if day is None:
-        day = date.fromisoformat(ts[:10]).toordinal() - _EPOCH_ORDINAL
-        _DAY_CACHE[ts[:10]] = day
-    return (
-        ((day * 24 + int(ts[11:13])) * 60 + int(ts[14:16])) * 60 + int(ts[17:19])
-    ) * 1000 + int(ts[20:23])
+    """Exact and fast (the replay calls it per event). ``ts`` is a validated
+    ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (EVENTS.md); ``SS`` and ``mmm`` read as one integer."""
+    base = _MINUTE_CACHE.get(ts[:16])
+    if base is None:
+        base = _minute_millis(ts)
+    return base + int(ts[17:19] + ts[20:23])
+
+
+def _minute_millis(ts: str) -> int:
+    day = date.fromisoformat(ts[:10]).toordinal() - _EPOCH_ORDINAL
+    base = ((day * 24 + int(ts[11:13])) * 60 + int(ts[14:16])) * 60_000
+    if len(_MINUTE_CACHE) >= _MINUTE_CACHE_MAX:
+        _MINUTE_CACHE.clear()
+    _MINUTE_CACHE[ts[:16]] = base
+    return base
 
 
 def format_ts(ms: int) -> str:

@@ -112,6 +112,8 @@ class GameEngine:
         self.game_ended_seq: int | None = None
         self.connections: dict[str, list[tuple[int, str, str, str]]] = {}
         self._pre_findings: list[Finding] = []
+        #: event type -> bound handler (engine's own types first, then the variant's)
+        self._handlers: dict[str, Callable[[Event], None]] = {}
 
     # -- the fold --------------------------------------------------------------------------
     @property
@@ -122,14 +124,37 @@ class GameEngine:
         self.findings.append(Finding(seq, rule, kind, message))  # type: ignore[arg-type]
 
     def apply(self, event: Event) -> None:
-        """Fold one event (a validated dict, original or current version) into the game."""
+        """Fold one event (a validated dict, original or current version) into the game.
+
+        The hot loop of every replay: the order checks of :meth:`_check_order` are skipped
+        in the common case (the next seq of the same game) and the event goes straight to
+        its handler through one merged table (engine + variant), built at GameCreated.
+        """
         self.events_read += 1
         if self.halted:
             return
         seq = event["seq"]
-        if not self._check_envelope(event, seq):
-            return
-        if event["v"] != CURRENT_VERSION[event["type"]]:
+        if seq != self.next_seq or self.events_read == 1 or event["game_id"] != self.game_id:
+            if not self._check_order(event, seq):
+                return
+        else:
+            self.last_seq = seq
+            self.next_seq = seq + 1
+        if self.verify_hashes:
+            claimed = event.get("hash")
+            if (  # the common case of _check_chain: the chain goes on, nothing to report
+                self.chained and claimed is not None and "upcast_from" not in event
+                and event.get("prev_hash") == self.prev_hash
+            ):
+                if event_hash(event) != claimed:
+                    self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
+                self.prev_hash = claimed
+            else:
+                self._check_chain(event, seq)
+        elif self.chained is None:
+            self.chained = event.get("hash") is not None
+        kind = event["type"]
+        if event["v"] != CURRENT_VERSION[kind]:
             event = upcast(event)
         ctx = self.ctx
         try:
@@ -138,15 +163,19 @@ class GameEngine:
             else:
                 ctx.seq = seq
                 ctx.ts_ms = ts_millis(event["ts"])
-                self._dispatch(event)
+                handler = self._handlers.get(kind)
+                if handler is None:
+                    self.variant.apply(event)  # type: ignore[union-attr]  # reports LOG-EVENT
+                else:
+                    handler(event)
         except Halt as halt:
             self._finding(seq, halt.rule, halt.message)
             self.halted = True
         if self.observer is not None and not self.halted:
             self.observer(self, event)
 
-    def _check_envelope(self, event: Event, seq: int) -> bool:
-        """Game id, seq order and hash chain. False = skip the event."""
+    def _check_order(self, event: Event, seq: int) -> bool:
+        """Game id and seq order. False = skip the event."""
         if self.events_read == 1:
             self.game_id = event["game_id"]
         elif event["game_id"] != self.game_id:
@@ -164,11 +193,15 @@ class GameEngine:
             self._finding(seq, "LOG-SEQ", f"sequence gap: {missing} missing")
         self.next_seq = seq + 1
         self.last_seq = seq
-        has_hash = event.get("hash") is not None
+        return True
+
+    def _check_chain(self, event: Event, seq: int) -> None:
+        """The hash chain: one game is all chained or all not, each ``prev_hash`` is the
+        previous event's hash and each ``hash`` covers the event's content."""
+        claimed = event.get("hash")
+        has_hash = claimed is not None
         if self.chained is None:
             self.chained = has_hash
-        if not self.verify_hashes:
-            return True
         if has_hash != self.chained or (event.get("prev_hash") is None) == has_hash:
             self._finding(seq, "LOG-CHAIN", "the game mixes chained and unchained events")
             self.chained = has_hash
@@ -177,10 +210,9 @@ class GameEngine:
                 self._finding(seq, "LOG-CHAIN", "prev_hash is not the previous event's hash")
             # An upcast event (from the store) no longer has the content its hash covers;
             # its original bytes were hash-checked at ingest and are by `verify-log`.
-            if "upcast_from" not in event and event_hash(event) != event["hash"]:
+            if "upcast_from" not in event and event_hash(event) != claimed:
                 self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
-            self.prev_hash = event["hash"]
-        return True
+            self.prev_hash = claimed
 
     def _start(self, event: Event) -> None:
         if event["type"] != "GameCreated":
@@ -201,13 +233,9 @@ class GameEngine:
         if cls is None:
             raise Halt("LOG-EVENT", f"variant {self.variant_name!r} is not supported")
         self.variant = cls(self.ctx, p["rules"])
-
-    def _dispatch(self, event: Event) -> None:
-        own = _ENGINE_HANDLERS.get(event["type"])
-        if own is not None:
-            own(self, event)
-        else:
-            self.variant.apply(event)  # type: ignore[union-attr]
+        handlers = {t: f.__get__(self.variant) for t, f in cls._handlers.items()}
+        handlers.update({t: f.__get__(self) for t, f in _ENGINE_HANDLERS.items()})
+        self._handlers = handlers
 
     def _second_created(self, event: Event) -> None:
         self._finding(event["seq"], "LOG-GAME", "a second GameCreated in the same game")
@@ -383,13 +411,35 @@ def replay(
     game *at* that move (claims about the rest are not judged).
     """
     engine = GameEngine(verify_hashes=verify_hashes, observer=observer)
+    apply = engine.apply
+    if until_seq is None:
+        for event in events:
+            apply(event)
+        return engine.record()
     for event in events:
-        if until_seq is not None and event["seq"] > until_seq:
+        if event["seq"] > until_seq:
             break
-        engine.apply(event)
-    if until_seq is not None:
-        engine.claimed = []
+        apply(event)
+    engine.claimed = []
     return engine.record()
+
+
+def replay_interleaved(
+    events: Iterable[Event], *, verify_hashes: bool = True
+) -> dict[str, GameRecord]:
+    """Replay the events of many games in one pass, as a file holds them (games may
+    interleave): each event goes to its game's engine as it comes, so no game's events
+    are held in memory. Each game sees its events in the order given, exactly as
+    :func:`replay` of that game's events would: the records are the same. Returns the
+    records by game id, in the order the games first appear."""
+    engines: dict[str, GameEngine] = {}
+    get = engines.get
+    for event in events:
+        engine = get(event["game_id"])
+        if engine is None:
+            engine = engines[event["game_id"]] = GameEngine(verify_hashes=verify_hashes)
+        engine.apply(event)
+    return {game_id: engine.record() for game_id, engine in engines.items()}
 
 
 def state_at(events: Iterable[Event], seq: int, viewer: str | None = None) -> dict[str, Any]:

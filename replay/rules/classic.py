@@ -34,9 +34,18 @@ Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is 
   included, deals round 1; another number is a claim that differs (C-CLAIM
   discrepancy, as in r500) and the round is still round 1 for ``RoundEnded``.
 - After a unanimous Fresh only the redeal may come: a player's move or the system's
-  auto-play before it is CL-FRESH (and applied). ``FreshPressed`` outside a round
-  (before the deal, after the end) is CL-FRESH too and counts for no vote: the rule
-  lets players press it "at any moment of a round".
+  auto-play before it is CL-FRESH (and applied), once per unanimous Fresh: the moves
+  after it are the same breach, not new ones, whether the platform then redeals (that
+  redeal is the Fresh redeal: no finding) or plays the round out. Until the redeal
+  nobody is in turn: ``to_act`` is empty, the views show ``in_turn`` None and
+  ``legal_moves`` offers nothing. ``FreshPressed`` outside a round (before the deal,
+  after the end) is CL-FRESH too and counts for no vote: the rule lets players press it
+  "at any moment of a round". A press after the unanimous Fresh, before the redeal, is
+  no finding and no vote (the redeal clears the votes).
+- ``RoundStarted.redeal`` is the Fresh rule's count (EVENTS.md: "n for the n-th Fresh
+  redeal"): 0 for the deal, the number of unanimous Fresh so far for a redeal; another
+  number is CL-FRESH (a violation of the redeal, as a non-zero ``redeal`` is C-DEAL in
+  r500 and Liverpool), unlike the ``round`` number, which is a plain claim.
 - Strikes count per game (redeals keep them); a redeal restarts the turn clocks, so
   each player's first turn of the redealt round has the 60 s base again.
 """
@@ -98,6 +107,7 @@ class ClassicRummy(CardTable):
             self._stake(s, pid)
         self.first_player = self.next_active(self.dealer)
         self.unanimous_fresh = 0
+        self.fresh_breach_seen = False  # a move came after the unanimous Fresh (reported once)
         self.fresh_votes: set[int] = set()
         self.fresh_pending = False
         self.strikes = [0] * self.n
@@ -125,6 +135,8 @@ class ClassicRummy(CardTable):
         self.turn_start = self.ctx.ts_ms
         self.had_turn: set[int] = set()
         self.last_discarder: int | None = None
+
+    deck_from_config = True  # ``decks`` and ``jokers``
 
     def expected_deck(self) -> Counter[int]:
         return Counter(
@@ -167,6 +179,7 @@ class ClassicRummy(CardTable):
         self.in_round = True
         self.fresh_votes.clear()
         self.fresh_pending = False
+        self.fresh_breach_seen = False
         self._reset_turn_state()
         self.current = first
         self.first_move = True
@@ -179,12 +192,28 @@ class ClassicRummy(CardTable):
             self.ctx.violation("CL-FRESH", "Fresh pressed outside a round")
             return
         self.fresh_votes.add(seat)
-        if not self.fresh_pending and all(s in self.fresh_votes for s in self.active_seats()):
-            self.unanimous_fresh += 1
-            self.fresh_pending = True
-            if self.unanimous_fresh == 1:  # the first unanimous Fresh doubles the pot
-                for s in self.active_seats():
-                    self._stake(s, self.player(s))
+        self._fresh_if_unanimous()
+
+    def _fresh_if_unanimous(self) -> None:
+        """CL-FRESH: once every active player has pressed in this round, the round must be
+        redealt; the first time in the game every active player stakes again (the pot
+        doubles). Reached by a press, or by the leave of the last player not pressing."""
+        alive = self.active_seats()
+        if self.fresh_pending or not self.fresh_votes or not all(s in self.fresh_votes for s in alive):
+            return
+        self.unanimous_fresh += 1
+        self.fresh_pending = True
+        if self.unanimous_fresh == 1:
+            for s in alive:
+                self._stake(s, self.player(s))
+
+    def _fresh_ignored(self, what: str) -> None:
+        """CL-FRESH: a move or auto-play came where only the redeal may. Reported once
+        per unanimous Fresh: the moves after it are the same breach, not new ones, and
+        the redeal may still come (it is then the Fresh redeal, not a finding)."""
+        if not self.fresh_breach_seen:
+            self.fresh_breach_seen = True
+            self.ctx.violation("CL-FRESH", f"{what} after a unanimous Fresh: the round must be redealt")
 
     # -- turns -------------------------------------------------------------------------------
     def _deadline(self, seat: int) -> int:
@@ -199,11 +228,11 @@ class ClassicRummy(CardTable):
         if not self.in_round:
             self.ctx.violation("C-TURN", f"{event['type']} before the cards were dealt")
             return None
-        seat = self.actor_seat(event)
-        if seat is None:
-            return None
+        seat = self.seat_index.get(event["actor"])
+        if seat is None or not self.active[seat]:
+            return self.actor_seat(event)  # reports C-TURN, returns None
         if self.fresh_pending:
-            self.ctx.violation("CL-FRESH", "a move after a unanimous Fresh: the round must be redealt")
+            self._fresh_ignored("a move")
         if seat != self.current:
             if (
                 event["type"] == "Discarded"
@@ -235,9 +264,9 @@ class ClassicRummy(CardTable):
         self.current = seat
         self.turn_start = ts_ms
         self.drawn = False
-        if self.taken:
-            self.taken = Counter()
-            self.before_take = Counter()
+        if self.taken:  # emptied in place: nothing else holds them
+            self.taken.clear()
+            self.before_take.clear()
         self.drawn_stock = None
         self.first_move = False
         self.late_reported = False
@@ -262,6 +291,7 @@ class ClassicRummy(CardTable):
             self.ctx.violation("CL-DRAW", f"{self.player(seat)} drew twice in one turn")
         if len(cards) != 1:
             self.ctx.violation("CL-DRAW", f"a draw takes one card, this one took {len(cards)}")
+        hand = self.hands[seat]
         if p["source"] == "stock":
             for c in cards:
                 self.take_stock(c)
@@ -269,10 +299,10 @@ class ClassicRummy(CardTable):
         else:
             self.take_pile(cards)
             for c in cards:
-                self.before_take[c] = self.hands[seat][c]
+                self.before_take[c] = hand[c]
                 self.taken[c] += 1
         for c in cards:
-            self.hands[seat][c] += 1
+            hand[c] += 1
         self.drawn = True
 
     def _check_discard(self, seat: int, card: int) -> None:
@@ -298,7 +328,8 @@ class ClassicRummy(CardTable):
         if not self.drawn and not self.first_move:
             self.ctx.violation("CL-DRAW", f"{self.player(seat)} discarded without drawing")
         self.take_from_hand(seat, card)
-        self._check_discard(seat, card)
+        if card == JOKER or self.taken:  # else neither discard restriction can apply
+            self._check_discard(seat, card)
         self.pile.append(card)
         self._end_turn(seat)
 
@@ -378,9 +409,7 @@ class ClassicRummy(CardTable):
         if seat is None or not self.active[seat]:
             raise self.ctx.halt("C-HOLD", f"auto-play for {p['player']}, who is not in the game")
         if self.fresh_pending:
-            self.ctx.violation(
-                "CL-FRESH", "an auto-play after a unanimous Fresh: the round must be redealt"
-            )
+            self._fresh_ignored("an auto-play")
         deadline = self._deadline(seat)
         if seat != self.current:  # one finding: his clocks never ran, so not "too early" too
             self.ctx.violation(
@@ -477,13 +506,8 @@ class ClassicRummy(CardTable):
             self._start_turn(self.next_active(seat), self.ctx.ts_ms)
         if seat == self.first_player and not self.in_round:
             self.first_player = self.next_active(seat)
-        if self.in_round and self.fresh_votes and all(s in self.fresh_votes for s in alive) \
-                and not self.fresh_pending:
-            self.unanimous_fresh += 1
-            self.fresh_pending = True
-            if self.unanimous_fresh == 1:
-                for s in alive:
-                    self._stake(s, self.player(s))
+        if self.in_round:
+            self._fresh_if_unanimous()
 
     def _win(self, seat: int, how: str) -> None:
         """CL-RUMMY / CL-STRIKES: the winner takes the pot less the rake."""
@@ -528,7 +552,8 @@ class ClassicRummy(CardTable):
         return 1 if self.over and self.in_round else 0
 
     def to_act(self) -> list[str]:
-        if self.over or not self.in_round or self.current < 0:
+        # After a unanimous Fresh only the redeal may come (CL-FRESH): nobody may move.
+        if self.over or not self.in_round or self.current < 0 or self.fresh_pending:
             return []
         return [self.player(self.current)]
 
@@ -541,9 +566,10 @@ class ClassicRummy(CardTable):
     def legal_moves(self, player: str) -> list[tuple[str, dict[str, Any]]]:
         moves: list[tuple[str, dict[str, Any]]] = []
         seat = self.seat(player)
-        if seat is None or not self.active[seat] or self.over or not self.in_round:
+        if seat is None or not self.active[seat] or self.over or not self.in_round \
+                or self.fresh_pending:  # only the redeal may come (CL-FRESH)
             return moves
-        if seat not in self.fresh_votes and not self.fresh_pending:
+        if seat not in self.fresh_votes:
             moves.append(("FreshPressed", {}))
         if seat != self.current:
             return moves
@@ -584,6 +610,8 @@ class ClassicRummy(CardTable):
 
     def snapshot(self, viewer: str | None = None) -> dict[str, Any]:
         out = self.table_snapshot(viewer)
+        if self.fresh_pending:  # the round awaits its redeal: nobody is in turn (CL-FRESH)
+            out["in_turn"] = None
         out.update(
             {
                 "pots": {"pot": self.pot},

@@ -86,10 +86,19 @@ Decisions where RULES.md §3 is silent:
 - ``GameCreated.rules``: a known key set to ``null`` is not set (the default applies),
   as events/models.py defines; not a LOG-RULES finding.
 
+- A deal after the game ended (six rounds played, or one player left) is C-DEAL, the
+  rule of dealing (§3 puts the six rounds in its header, under no rule ID), and is not
+  applied.
+
 Gap in RULES.md (reported, not invented around): in the all-set rounds (1 and 4) with
 distinct-suit sets, a round can reach a state where nobody can ever go out (everyone
 has laid down, every wild is on the table, and no card held fits any set); §3 gives no
-way to end it. The replay needs none; the simulator abandons such a game.
+way to end it. The replay needs none and invents none: such a round stays in progress
+(draws, discards and restocks replay as usual; :meth:`Liverpool.round_blocked` says
+so), a ``RoundEnded`` claim for it is a C-CLAIM discrepancy ("by the rules it has not"
+ended), a new deal is LV-OUT like any deal while a round is live (the round is not
+scored), and players leaving end the game as usual (the simulator abandons such a game
+that way). A log cut inside it is a game in progress: no winners, stakes in the pot.
 """
 
 from __future__ import annotations

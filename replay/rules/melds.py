@@ -144,7 +144,39 @@ def _check_as_keys(cards: list[int], as_map: dict[int, int], rules: MeldRules) -
             raise MeldError("wild_as", "`as` must name a natural card")
 
 
+def _natural_run(cards: list[int], rules: MeldRules) -> Meld | None:
+    """The common case of :func:`_validate_run` without its general machinery: a run of
+    naturals only, in one suit, written low to high (ace low only as its first card).
+    None = not that case (the general path decides, and words any error)."""
+    n = len(cards)
+    if not cards or n < rules.run_min or n < rules.run_min_naturals:
+        return None
+    first = cards[0]
+    suit = first & 3
+    rank = first >> 2
+    if rank == ACE:  # A-2-3...: the ace is 1
+        lo, expect = 1, 0
+    else:
+        lo, expect = rank + 2, rank + 1
+    for c in cards[1:]:
+        if c != (expect << 2 | suit) or expect > ACE:
+            return None
+        expect += 1
+    hi = lo + n - 1
+    if hi > 14 or (lo == 1 and n > 13):
+        return None
+    return Meld("run", cards, list(cards), suit=suit, lo=lo, hi=hi)
+
+
 def _validate_run(cards: list[int], as_map: dict[int, int], rules: MeldRules) -> Meld:
+    if not as_map and rules.wild.isdisjoint(cards):
+        meld = _natural_run(cards, rules)
+        if meld is not None:
+            return meld
+    return _general_run(cards, as_map, rules)
+
+
+def _general_run(cards: list[int], as_map: dict[int, int], rules: MeldRules) -> Meld:
     wild = rules.wild
     n = len(cards)
     _check_as_keys(cards, as_map, rules)

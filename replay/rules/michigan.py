@@ -69,18 +69,26 @@ Decisions where RULES.md is silent (a careful reading, stated once here):
   declaration, or one after the first card was played is an MI-POKER violation and is
   ignored. A declaration repeating a card is an MI-POKER violation: its chip is paid but
   the hand cannot win. A declared card the player does not hold halts (C-HOLD). Players
-  who left cannot win the pot; if no declared hand remains, the pot stays in ``poker``.
+  who left cannot win the pot; if no declared hand remains, the pot stays in ``poker``
+  and goes with the next deal's pot (so does the pot of a deal abandoned by a new
+  ``RoundStarted``). When leaves end the deal in the poker phase (one player left), the
+  pot is settled first, among the declared hands still in: the last player takes it if
+  he declared.
 - Leaving (PlayerLeft, at any moment): the player is out at once; his cards become dead
   (they are stops), he antes no more, is never entitled to act, and his chips already
   in pools stay there. Dealer rotation and the deal skip him. When one player is left,
-  he wins the running deal (the kitty) and the game ends. ``PlayerRemoved`` with reason
-  ``left`` after a PlayerLeft is the platform's acknowledgement; any other removal is a
-  C-CLAIM discrepancy (Michigan has no strikes or busts), applied. A ``PlayerLeft`` by a
-  player already out changes nothing and is not a finding: it is not a move and may
-  come at any moment (EVENTS.md), as in r500 and Liverpool.
+  he wins the running deal (the kitty; the poker pot as in MI-POKER above) and the game
+  ends. ``PlayerRemoved`` with reason ``left`` after a PlayerLeft is the platform's
+  acknowledgement; any other removal is a C-CLAIM discrepancy (Michigan has no strikes
+  or busts), applied. A ``PlayerLeft`` by a player already out changes nothing and is
+  not a finding: it is not a move and may come at any moment (EVENTS.md), as in r500
+  and Liverpool.
 - Player views (``snapshot(viewer)``): his own hand, the played cards, the pools, every
-  hand's size and the widow's size; never another hand, the widow, or the dead hand
-  (only its former owner, the widow buyer, sees it). Who holds the next card of the
+  hand's size and the widow's size; never another hand, the widow, or dead cards but
+  his own (the widow buyer sees his old hand, a player who left the hand he left with).
+  The full view's ``dead`` lists every dead card of the deal (the widow buyer's old
+  hand and the hands of players who left), so once dealt, hands, widow, dead and
+  played cards hold the 52; ``dead_count`` is public. Who holds the next card of the
   running suit is a hidden card's place, so while a card is due only its holder is
   shown ``in_turn``/``next_card``/``to_act``; the others see nobody in turn until it is
   played. A stop and its starter are shown to all (at the table everyone sees that
@@ -184,7 +192,7 @@ class Michigan(Variant):
     def _reset_deal(self) -> None:
         self.widow_open = False
         self.widow_buyer: int | None = None
-        self.dead_hand: list[int] = []
+        self.dead_from: dict[int, list[int]] = {}  # seat -> his cards made dead this deal
         self.started = False
         self.last = -1  # the running card of the current sequence
         self.last_seat = -1  # who played it
@@ -417,7 +425,7 @@ class Michigan(Variant):
                 self._move_card(c, seat)
         for c in own:
             self._move_card(c, DEAD)
-        self.dead_hand = own
+        self.dead_from[seat] = own
         self.widow_buyer = seat
         self.widow_open = False
 
@@ -597,9 +605,11 @@ class Michigan(Variant):
     def _leave(self, seat: int) -> None:
         """Out at once: his cards become dead, the game goes on without him."""
         self.active[seat] = False
-        for c in range(NATURALS):
-            if self.owner[c] == seat:
-                self._move_card(c, DEAD)
+        held = self.cards_of(seat)
+        for c in held:
+            self._move_card(c, DEAD)
+        if held:
+            self.dead_from.setdefault(seat, []).extend(held)
         if self.over:
             return
         if self.next_dealer == seat:
@@ -607,6 +617,8 @@ class Michigan(Variant):
         alive = self.active_seats()
         if len(alive) <= 1:
             if self.in_deal:
+                if self.poker_open:  # MI-POKER: the declared hands still in share the pot
+                    self._settle_poker()
                 self._end_deal(alive[0] if alive else None)
             else:
                 self._end_game()
@@ -713,7 +725,12 @@ class Michigan(Variant):
                     in_turn, next_card, to_act = None, None, []
             elif x >= 0:
                 barred = SUITS[x]
-        sees_dead = not hidden or (vseat is not None and vseat == self.widow_buyer)
+        dead = [c for c in range(NATURALS) if self.owner[c] == DEAD]
+        if hidden:  # a player knows only the dead cards that were his
+            mine = self.dead_from.get(vseat) if vseat is not None else None
+            shown_dead = format_cards(sorted(mine)) if mine else None
+        else:
+            shown_dead = format_cards(dead)
         shown_poker = {  # declared cards stay in the hand: hidden from the others
             self.names[s]: format_cards(cards) for s, cards in sorted(self.declared.items())
             if not hidden or s == vseat
@@ -739,8 +756,8 @@ class Michigan(Variant):
                 [c for c in range(NATURALS) if self.owner[c] == WIDOW]),
             "widow_count": self.owner.count(WIDOW),
             "widow_buyer": self.names[self.widow_buyer] if self.widow_buyer is not None else None,
-            "dead": format_cards(self.dead_hand) if sees_dead else None,
-            "dead_count": len(self.dead_hand),
+            "dead": shown_dead,
+            "dead_count": len(dead),
             "played": format_cards(self.played),
             "running": format_card(self.last) if self.last >= 0 else None,
             "next_card": next_card,

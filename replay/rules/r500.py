@@ -32,7 +32,11 @@ Decisions where RULES.md is silent:
   violation only when every copy in the hand is one that may not be discarded; a copy
   leaving the hand by a meld, lay-off or swap is taken to be the restricted one.
 - R5-USE-BOTTOM is judged when the turn ends (at the discard, or at the move that ends
-  it without one); melding/laying off a joker counts as using a deepest joker.
+  it without one): the seed's "in that same turn", not at the next move; melding/laying
+  off a joker counts as using a deepest joker. A deepest card put on the table by a
+  meld or lay-off that breaks its own rule is used all the same (that breach is the
+  move's one finding). The other cards of a deep draw, the player's own earlier discard
+  among them, may be discarded in the same turn.
 - R5-LAYOFF: a natural card's place on a run follows from its rank. ``end`` may be left
   out: the card goes to the end where it fits (an ace that fits both ends of ``2..K``
   goes high). A logged ``end`` is where the platform put the card, so a card that does

@@ -9,19 +9,52 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ...events.cards import JOKER, NCARDS, format_card, format_cards, parse_cards
 from ..variant import Event, GameContext, Variant
+
+#: (variant class, config items) -> the variant's deck, sorted (CardTable.check_deck)
+_SORTED_DECKS: dict[Any, list[int]] = {}
+#: (circuit order, sizes) -> the seat each dealt card goes to, in order (CardTable.deal)
+_DEAL_ORDERS: dict[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], list[int]] = {}
+
+
+def _deal_order(order: list[int], sizes: dict[int, int]) -> list[int]:
+    """The seats of a one-card-at-a-time deal round ``order`` until each seat has
+    ``sizes[seat]`` cards (seats that are full are skipped); cached, as games repeat a
+    handful of seatings."""
+    key = (tuple(order), tuple(sorted(sizes.items())))
+    seats = _DEAL_ORDERS.get(key)
+    if seats is None:
+        seats = []
+        remaining = dict(sizes)
+        while any(remaining.get(s, 0) > 0 for s in order):
+            for s in order:
+                if remaining.get(s, 0) > 0:
+                    seats.append(s)
+                    remaining[s] -= 1
+        if len(_DEAL_ORDERS) < 4096:
+            _DEAL_ORDERS[key] = seats
+    return seats
 
 
 class CardTable(Variant):
     """Hands, stock, pile and seats; subclasses add their rules."""
 
+    #: True when ``expected_deck`` depends on the config alone (not, say, on the number
+    #: of players still in), so the sorted deck can be cached per configuration
+    deck_from_config: ClassVar[bool] = False
+
     def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
         super().__init__(ctx, rules)
         n = len(ctx.seats)
         self.n = n
+        #: player id -> seat (the first seat, as ``list.index`` would say; GameCreated
+        #: with a repeated id halts before any move)
+        self.seat_index: dict[str, int] = {}
+        for i, pid in enumerate(ctx.seats):
+            self.seat_index.setdefault(pid, i)
         self.active = [True] * n
         self.hands: list[list[int]] = [[0] * NCARDS for _ in range(n)]
         self.stock: list[int] = []
@@ -33,7 +66,7 @@ class CardTable(Variant):
 
     # -- seats --------------------------------------------------------------------------
     def seat(self, player: str) -> int | None:
-        return self.ctx.seat_of(player)
+        return self.seat_index.get(player)
 
     def player(self, seat: int) -> str:
         return self.ctx.seats[seat]
@@ -51,7 +84,7 @@ class CardTable(Variant):
 
     def actor_seat(self, event: Event) -> int | None:
         """The actor's seat, or None (reported as C-TURN) if not an active seated player."""
-        seat = self.seat(event["actor"])
+        seat = self.seat_index.get(event["actor"])
         if seat is None:
             self.ctx.violation("C-TURN", f"{event['actor']} is not seated at this game")
             return None
@@ -66,6 +99,8 @@ class CardTable(Variant):
 
     def check_deck(self, deck: list[int]) -> None:
         """C-DEAL: the recorded deck is exactly the variant's cards."""
+        if self.deck_from_config and sorted(deck) == self._sorted_deck():
+            return
         want = self.expected_deck()
         got = Counter(deck)
         if got != want:
@@ -78,6 +113,19 @@ class CardTable(Variant):
                 parts.append("missing " + " ".join(format_cards(missing[:8])))
             self.ctx.violation("C-DEAL", "the shuffled deck is not the variant's deck: " + "; ".join(parts))
 
+    def _sorted_deck(self) -> list[int]:
+        """The variant's deck, sorted; computed once per class and configuration (only
+        for a class whose ``expected_deck`` depends on nothing but its config)."""
+        try:
+            key = (type(self), tuple(self.config.items()))
+            hash(key)
+        except TypeError:  # an unhashable config value: no caching
+            return sorted(self.expected_deck().elements())
+        cards = _SORTED_DECKS.get(key)
+        if cards is None:
+            cards = _SORTED_DECKS[key] = sorted(self.expected_deck().elements())
+        return cards
+
     def deal(self, deck: list[int], order: list[int], sizes: dict[int, int], rule: str) -> None:
         """Deal one card at a time to ``order`` (seats, circuit order) until each seat has
         ``sizes[seat]`` cards, then turn one card up; the rest is stock. ``rule`` names the
@@ -87,14 +135,11 @@ class CardTable(Variant):
             raise self.ctx.halt(rule, f"the deck has {len(deck)} cards; the deal needs {need}")
         for hand in self.hands:
             hand[:] = [0] * NCARDS
-        pos = 0
-        remaining = dict(sizes)
-        while any(remaining.values()):
-            for s in order:
-                if remaining.get(s, 0) > 0:
-                    self.hands[s][deck[pos]] += 1
-                    pos += 1
-                    remaining[s] -= 1
+        seats = _deal_order(order, sizes)
+        hands = self.hands
+        for s, card in zip(seats, deck, strict=False):  # the rest of the deck is not dealt
+            hands[s][card] += 1
+        pos = len(seats)
         self.pile = [deck[pos]]
         pos += 1
         self.stock = deck[pos:][::-1]
