@@ -296,32 +296,63 @@ class GameEngine:
             self.ctx.discrepancy(f"net differs: {diff}")
 
     def _check_transfers(self) -> None:
-        """C-CLAIM: the logged transfers, together, equal the computed ones as a multiset."""
+        """C-CLAIM: the logged transfers, together, equal the computed ones as a multiset.
+
+        Transfers of a split the rules fix only in total (:meth:`Variant.regroupable`:
+        Michigan's pay cards at the end) may be routed differently by the platform: what
+        is left of them after the exact match is compared with the unmatched claims from
+        their pools by the totals per pool and per player."""
         if not self.claimed or self.ctx is None:
             return
         expected = Counter(t.key() for t in self.ctx.transfers)
-        first_bad: int | None = None
-        extra: list[tuple[str, str, int]] = []
+        extra: list[tuple[int, tuple[str, str, int]]] = []
         for seq, key in self.claimed:
             if expected[key] > 0:
                 expected[key] -= 1
             else:
-                extra.append(key)
-                if first_bad is None:
-                    first_bad = seq
+                extra.append((seq, key))
+        if extra and self.variant is not None:
+            extra = self._regroup(expected, extra)
         missing = sorted(expected.elements()) if self.game_ended_seq is not None else []
         if not extra and not missing:
             return
-        seq = first_bad if first_bad is not None else self.game_ended_seq
+        seq = extra[0][0] if extra else self.game_ended_seq
         parts = []
         if extra:
-            parts.append("claimed but not due: " + _transfers_text(extra))
+            parts.append("claimed but not due: " + _transfers_text([key for _, key in extra]))
         if missing:
             parts.append("due but not claimed: " + _transfers_text(missing))
         self.ctx.findings.append(
             Finding(seq if seq is not None else self.last_seq, "C-CLAIM", "discrepancy",
                     "chip transfers differ; " + "; ".join(parts))
         )
+
+    def _regroup(
+        self, expected: Counter[tuple[str, str, int]], extra: list[tuple[int, tuple[str, str, int]]]
+    ) -> list[tuple[int, tuple[str, str, int]]]:
+        """Match unmatched claims against the unmatched regroupable computed transfers by
+        their totals (per source pool, per recipient); returns the claims still extra and
+        takes the matched transfers out of ``expected``."""
+        assert self.ctx is not None and self.variant is not None
+        split = Counter(t.key() for t in self.ctx.transfers if self.variant.regroupable(t))
+        left = Counter({k: min(n, split[k]) for k, n in expected.items() if n > 0 and split[k]})
+        if not left:
+            return extra
+        pools = {src for src, _, _ in left}
+        claims = [(seq, key) for seq, key in extra if key[0] in pools]
+
+        def totals(keys: Iterable[tuple[str, str, int]]) -> tuple[Counter[str], Counter[str]]:
+            by_src: Counter[str] = Counter()
+            by_dst: Counter[str] = Counter()
+            for src, dst, amount in keys:
+                by_src[src] += amount
+                by_dst[dst] += amount
+            return by_src, by_dst
+
+        if not claims or totals(left.elements()) != totals(key for _, key in claims):
+            return extra
+        expected.subtract(left)
+        return [(seq, key) for seq, key in extra if key[0] not in pools]
 
     # -- results ----------------------------------------------------------------------------
     def net(self) -> dict[str, int]:

@@ -154,6 +154,12 @@ class Variant(ABC):
     def scores(self) -> dict[str, int]:
         """The game's totals as the variant counts them (RULES.md §5)."""
 
+    def regroupable(self, transfer: Transfer) -> bool:
+        """True for a computed transfer that belongs to a split the rules fix only in
+        total (so many pool -> player decompositions are right): the claim check then
+        compares such transfers by their totals per pool and per player."""
+        return False
+
     @abstractmethod
     def round_result(self, round_no: int) -> tuple[list[str], dict[str, int]] | None:
         """``(winners, scores)`` of a finished round, or None if it has not ended."""

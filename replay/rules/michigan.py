@@ -107,7 +107,7 @@ from itertools import combinations
 from typing import Any, ClassVar
 
 from ...events.cards import JOKER, RA, SUITS, CardError, format_card, format_cards, parse_card
-from ..variant import Event, GameContext, Variant
+from ..variant import Event, GameContext, Transfer, Variant
 from .poker import best_hands, evaluate, split_pot
 
 #: where a card is, besides a seat number 0..n-1
@@ -571,6 +571,11 @@ class Michigan(Variant):
                     need -= take
         best = max(self.net[s] for s in alive)
         self.final_winners = [self.names[s] for s in alive if self.net[s] == best]
+
+    def regroupable(self, transfer: Transfer) -> bool:
+        """MI-END fixes each player's share of the pay-card chips and that every pay card
+        is emptied, not which card pays whom: any routing with those totals is right."""
+        return transfer.reason == "pay cards split"
 
     # -- leaving ----------------------------------------------------------------------------------
     def apply_PlayerLeft(self, event: Event) -> None:
