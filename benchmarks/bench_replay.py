@@ -4,16 +4,16 @@ For each variant: a world of N games is simulated once (seeded; cached under
 benchmarks/_work/), producer-chained, written as JSONL. Then, in one process:
 
 - ``parse``: read the file and ``orjson.loads`` every line (the floor);
-- ``replay_verify``: read, parse, group by game and :func:`replay` every game with hash
+- ``replay_verify``: read, parse and replay every game in one streaming pass
+  (:func:`replay_interleaved`: each event to its game's engine as it is read) with hash
   checks on: every event re-hashed (JCS + SHA-256), the chain walked, every rule and
-  claim checked (the replay + verify work of ``rummyguard verify``);
-- ``rules_only``: the replay alone on the parsed games (``verify_hashes=False``: the
-  store's case, whose chains were checked at ingest and are re-checked by ``verify-log``);
-- ``verify_files``: ``rummyguard verify FILES`` end to end minus printing — the above
-  plus validating every line against the event models (ingest's job when reading the
-  store), and the CL-NEXT cross-game check;
-- ``gc_on``: ``replay_verify`` again with the cyclic GC left on (the command pauses it
-  for bulk work, events/gcpause.py), to show what the pause buys.
+  claim checked (the replay + verify work of ``rummyguard verify FILES``, less the
+  validation of each line against the event models);
+- ``rules_only``: the same pass with ``verify_hashes=False`` (the store's case: chains
+  were checked at ingest and are re-checked by ``verify-log``); parsing included;
+- ``verify_files``: ``rummyguard verify FILES`` end to end minus printing
+  (:func:`verify_files`): the above plus validating every line against the event models
+  and the CL-NEXT cross-game check.
 
 Every pass reports wall and CPU seconds of this process: on a shared machine other
 jobs inflate the wall figure, not the CPU one; ratios are taken within the same run.
@@ -36,9 +36,9 @@ from typing import Any
 import orjson
 
 from rummyguard.events.gcpause import paused_gc
-from rummyguard.replay.engine import replay
+from rummyguard.replay.engine import replay_interleaved
 from rummyguard.replay.variant import variant_class
-from rummyguard.replay.verify import VerifyRun, read_games_from_files, verify_games
+from rummyguard.replay.verify import verify_files
 
 WORK = Path(__file__).parent / "_work"
 
@@ -73,40 +73,35 @@ class _Clock:
         self.cpu = time.process_time() - self.cpu0
 
 
-def _load(path: Path) -> dict[str, list[dict[str, Any]]]:
-    games: dict[str, list[dict[str, Any]]] = {}
+def _stream(path: Path, verify_hashes: bool) -> dict[str, Any]:
     with path.open("rb") as f:
-        for line in f:
-            event = orjson.loads(line)
-            games.setdefault(event["game_id"], []).append(event)
-    return games
+        return replay_interleaved(map(orjson.loads, f), verify_hashes=verify_hashes)
 
 
 def measure(path: Path) -> dict[str, Any]:
-    """The three passes, each under the GC setting ``rummyguard verify`` uses (the cyclic
-    collector paused for bulk work: events/gcpause.py), plus the replay pass with the
-    collector on, to show what the pause buys."""
+    """The passes, each under the GC setting ``rummyguard verify`` uses (the cyclic
+    collector paused for bulk work: events/gcpause.py); each pass alone in memory."""
+    gc.collect()
     with paused_gc(), _Clock() as parse, path.open("rb") as f:
         n = sum(1 for line in f if orjson.loads(line))
 
+    gc.collect()
     with paused_gc(), _Clock() as full:
-        games = _load(path)
-        dirty = sum(1 for events in games.values() if not replay(events).clean)
+        records = _stream(path, verify_hashes=True)
+    n_games = len(records)
+    dirty = sum(1 for r in records.values() if not r.clean)
+    del records
 
+    gc.collect()
     with paused_gc(), _Clock() as rules:  # the store's case: chains were verified at ingest
-        for events in games.values():
-            replay(events, verify_hashes=False)
-    n_games = len(games)
-    del games
+        records = _stream(path, verify_hashes=False)
+    del records
 
     gc.collect()
     with _Clock() as files:
-        verify_games(read_games_from_files([path], VerifyRun()).values())
-
-    gc.collect()
-    with _Clock() as gc_on:  # the same full pass with the cyclic GC left on
-        for events in _load(path).values():
-            replay(events)
+        run = verify_files([path])
+    assert len(run.records) == n_games
+    del run
 
     def rate(seconds: float) -> int:
         return round(n / seconds)
@@ -128,8 +123,6 @@ def measure(path: Path) -> dict[str, Any]:
         "rules_only_ratio_cpu": round(rules.cpu / parse.cpu, 2),
         "verify_files_events_per_cpu_s": rate(files.cpu),
         "verify_files_ratio_cpu": round(files.cpu / parse.cpu, 2),
-        "gc_on_replay_events_per_cpu_s": rate(gc_on.cpu),
-        "gc_on_ratio_cpu": round(gc_on.cpu / parse.cpu, 2),
     }
 
 
@@ -176,9 +169,9 @@ def _record(out: dict[str, Any]) -> None:
         "Rates per CPU second of the process (wall-clock rates in the JSON); ratios to the "
         "parse floor in CPU time, same run.",
         "",
-        "| variant | games | events | parse floor ev/s | replay + verify ev/s | games/s | ratio | "
-        "rules only ev/s | ratio | `verify FILES` ev/s | ratio | GC on: ratio |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| variant | games | events | parse floor ev/s | replay + verify (re-hash) ev/s | games/s | "
+        "ratio | rules only (parse incl.) ev/s | ratio | `verify FILES` ev/s | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for variant, r in out["variants"].items():
         if "skipped" in r:
@@ -189,7 +182,7 @@ def _record(out: dict[str, Any]) -> None:
             f"{r['replay_events_per_cpu_s']:,} | {r['replay_games_per_cpu_s']:,} | "
             f"{r['ratio_to_parse_cpu']}x | {r['rules_only_events_per_cpu_s']:,} | "
             f"{r['rules_only_ratio_cpu']}x | {r['verify_files_events_per_cpu_s']:,} | "
-            f"{r['verify_files_ratio_cpu']}x | {r['gc_on_ratio_cpu']}x |"
+            f"{r['verify_files_ratio_cpu']}x |"
         )
     path = Path(__file__).parent / "RESULTS.md"
     with path.open("a") as f:

@@ -52,6 +52,10 @@ def _tampered(exc: TamperError) -> None:
 def checkpoint(db: Path | None = DbOption, as_json: bool = JsonOption) -> None:
     """Add newly finished games to the Merkle log and store a checkpoint.
 
+    A game is finished once it has a GameEnded; its leaf is that event's hash, which the
+    hash chain ties to every event before it. Events logged after it (a late PlayerLeft)
+    stay in its chain (`verify-log`) and do not change its leaf.
+
     A checkpoint is (number, tree size, root hash, time) over every finished game so
     far, with a consistency proof from the previous one. Publish it: anyone holding it
     can later check a game's inclusion proof (`rummyguard prove`) without the store.
@@ -128,7 +132,7 @@ def prove(
         highlight=False,
     )
     console.print(f"root             {cp.root_hash}", highlight=False)
-    console.print(f"last event hash  {proof.last_event_hash}", highlight=False)
+    console.print(f"GameEnded hash   {proof.last_event_hash}", highlight=False)
     console.print(f"inclusion path   {len(proof.inclusion_path)} hashes, verified", highlight=False)
     for h in proof.inclusion_path:
         console.print(f"  {h}", highlight=False)

@@ -90,6 +90,25 @@ def check_input_files(files: Sequence[Path]) -> None:
                      "file?); nothing was done")
 
 
+def check_output_file(path: Path, option: str) -> None:
+    """Refuse, with one line and exit 2 and before any work, an output file that cannot
+    be written: a directory, or a file in a folder that does not exist. (A simulation
+    or an evaluation can run for minutes; finding out at the end is too late.)"""
+    if path.is_dir():
+        fail(f"{option} {path} is a directory; give a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        fail(f"{option} {path}: there is no directory {parent}")
+
+
+def write_output(path: Path, data: bytes, option: str) -> None:
+    """Write an output file, or fail with one line (the disk may still refuse it)."""
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        fail(f"cannot write {option} {path}: {one_line(exc)}")
+
+
 def one_line(exc: BaseException) -> str:
     """An exception as one line of text (its type when it has no message)."""
     text = " ".join(str(exc).split())

@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .common import DbOption, console, db_path, err_console
+from .common import DbOption, console, db_path, err_console, fail, one_line
 
 
 @contextmanager
@@ -41,7 +41,10 @@ def demo(
     """Run the whole pipeline on a small simulated world and print the highlights."""
     started = time.perf_counter()
     path = db_path(db)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"cannot create --out {out}: {one_line(exc)}")
     if fresh and path.exists():
         path.unlink()
         Path(str(path) + ".wal").unlink(missing_ok=True)

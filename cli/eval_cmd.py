@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from .common import console, fail, print_json
+from .common import check_output_file, console, fail, one_line, print_json, write_output
 
 
 def _world(source: list[Path], labels: Path, workers: int, save: Path | None = None) -> Any:
@@ -98,6 +98,9 @@ def eval_(
         fail("give --train and --train-labels together")
     if not train and model_path is None:
         fail("give a training world (--train, --train-labels) or a saved model (--model)")
+    for path, option in ((save_model, "--save-model"), (report, "--report")):
+        if path is not None:
+            check_output_file(path, option)
     model = None
     if model_path is not None:
         try:
@@ -113,10 +116,13 @@ def eval_(
         model.trained_on["world"] = {"seed": tr.truth.seed, "players": tr.players.height}
     result = evaluate(tr, te, boots=boots, lomo=lomo, model=model)
     if save_model is not None:
-        model.save(save_model)
+        try:
+            model.save(save_model)
+        except OSError as exc:
+            fail(f"cannot write --save-model {save_model}: {one_line(exc)}")
     text = render_markdown(result)
     if report is not None:
-        report.write_text(text)
+        write_output(report, text.encode(), "--report")
     if as_json:
         print_json(result)
     else:

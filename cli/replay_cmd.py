@@ -26,6 +26,7 @@ from .common import (
     READ_ERRORS,
     DbOption,
     check_input_files,
+    check_output_file,
     console,
     db_path,
     fail,
@@ -95,6 +96,8 @@ def replay(
       rummyguard replay g-000123 --at 57 --as bob  what bob could see then
       rummyguard replay g-000123 --html g.html     a page to step through in a browser
     """
+    if html is not None:
+        check_output_file(html, "--html")
     events, bad = load_events(game_id, files, db)
     record = replay_record(events, bad)
     seats = record.state.ctx.seats if record.state else []
@@ -114,7 +117,11 @@ def replay(
     if html is not None:
         from ..replay.html import render_html
 
-        html.write_text(render_html(events, viewer=as_player, at=at), encoding="utf-8")
+        page = render_html(events, viewer=as_player, at=at)
+        try:
+            html.write_text(page, encoding="utf-8")
+        except OSError as exc:  # a missing folder, a directory, no permission: one line
+            fail(f"cannot write the HTML page to {html}: {one_line(exc)}")
     if as_json:
         print_json({"game_id": game_id, "variant": record.variant, "viewer": as_player, "at": upto,
                     "timeline": rows, "state": state, "record": record.to_dict()})

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..sim.world import WorldConfig, available_variants, build_world, dumps_labels, run_world
-from .common import console, err_console, fail
+from .common import check_output_file, console, err_console, fail, one_line, write_output
 
 INGEST_BATCH_BYTES = 32 * 1024 * 1024
 
@@ -44,6 +45,9 @@ def simulate(
     """
     if (out is None) == (db is None):
         fail("give exactly one of --out FILE.jsonl and --db PATH")
+    for path, option in ((out, "--out"), (labels, "--labels")):
+        if path is not None:
+            check_output_file(path, option)
     chosen = tuple(v.strip() for v in variants.split(",") if v.strip())
     if not chosen:
         fail("--variants is empty")
@@ -90,7 +94,7 @@ def simulate(
         if store is not None:
             store.close()
     if labels is not None:
-        labels.write_bytes(dumps_labels(doc))
+        write_output(labels, dumps_labels(doc), "--labels")
     fraud_players = len({m["player_id"] for m in doc["mechanisms"]})
     console.print(
         f"simulated {world.games:,} games ({', '.join(config.variants)}) for "
@@ -102,15 +106,25 @@ def simulate(
 
 
 def _sink(out: Path | None, store: Any | None) -> tuple[Callable[[bytes], None], Callable[[], str]]:
-    """Where the JSONL bytes go: a file, or the store in batches (ingest API)."""
+    """Where the JSONL bytes go: a file, or the store in batches (ingest API).
+
+    A file named ``*.gz`` is written gzip-compressed (``ingest`` reads either; a plain
+    file under a ``.gz`` name would fool ``gunzip`` and everyone else), with no time or
+    name in the gzip header, so the same seed still gives the same bytes."""
     if out is not None:
-        handle = out.open("wb")
+        try:
+            raw = out.open("wb")
+        except OSError as exc:
+            fail(f"cannot write --out {out}: {one_line(exc)}")
+        handle: IO[bytes] = (gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+                             if out.suffix == ".gz" else raw)
 
         def write(data: bytes) -> None:
             handle.write(data)
 
         def close() -> str:
             handle.close()
+            raw.close()
             return f"wrote {out}"
 
         return write, close

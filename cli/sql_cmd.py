@@ -47,7 +47,8 @@ def sql(
     finally:
         con.close()
     if fmt is Format.json:
-        body = [dict(zip(columns, row, strict=True)) for row in rows]
+        keys = unique_names(columns)
+        body = [dict(zip(keys, row, strict=True)) for row in rows]
         sys.stdout.buffer.write(_json(body))
         sys.stdout.buffer.write(b"\n")
     elif fmt is Format.csv:
@@ -62,6 +63,21 @@ def sql(
             table.add_row(*[Text(_cell(v)) for v in row])  # data, never markup
         console.print(table)
         console.print(f"{len(rows)} row(s)", highlight=False)
+
+
+def unique_names(columns: list[str]) -> list[str]:
+    """Column names as JSON object keys, each once: a repeated name (``SELECT g.*, p.*``
+    repeats ``game_id``) gets ``_1`` appended until it is free, as DuckDB's own
+    ``.df()``/``.pl()`` name them. Without this the object would keep only the last
+    of the equal keys and the others' values would be lost without a word."""
+    used: set[str] = set()
+    out = []
+    for name in columns:
+        while name in used:
+            name = f"{name}_1"
+        used.add(name)
+        out.append(name)
+    return out
 
 
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NAIVE_UTC

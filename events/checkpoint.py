@@ -10,15 +10,20 @@ then. Anyone holding a checkpoint can then check, without our database:
 - *consistency*: a later checkpoint only appended leaves to an earlier one, so no
   checkpointed game was rewritten, removed or reordered in between.
 
-The leaf of a game is the raw 32 bytes of its last event's hash (the hex string of the
-store decoded), taken once the game is finished, i.e. its last event is ``GameEnded``.
+The leaf of a game is the raw 32 bytes of the hash of its ``GameEnded`` event (the hex
+string of the store decoded; the first one by seq if the log repeats it), taken once the
+game has one: the game from deal to payout. Through the hash chain that one hash commits
+to every event before it. Events after it (EVENTS.md: ``PlayerLeft``, ``PlayerConnected``
+... "may come at any moment", and ingest stores them) extend the game's chain, which
+``verify-log`` checks, but are outside its leaf, so they neither change a checkpointed
+leaf nor stop a finished game from being checkpointed.
 Leaves are numbered in the order games were first checkpointed (within one checkpoint:
 by ingest batch, then game id), recorded in ``store.merkle_leaves``; a later checkpoint's
 leaves extend the previous one's, which is what makes consistency proofs exist.
 
 Every :func:`make_checkpoint` re-derives the whole history before adding to it: the
 stored leaves must reproduce every earlier checkpoint's root, every stored consistency
-proof must verify, and every leaf must still equal its game's last event hash. A
+proof must verify, and every leaf must still equal its game's GameEnded hash. A
 difference is tampering (or corruption) and is refused with a precise report
 (:class:`TamperError`), never silently folded into a new root.
 
@@ -76,7 +81,7 @@ CREATE SCHEMA IF NOT EXISTS store;
 CREATE TABLE IF NOT EXISTS store.merkle_leaves (
     leaf_index BIGINT PRIMARY KEY,      -- 0-based position in the tree, never reused
     game_id    VARCHAR NOT NULL UNIQUE, -- one leaf per finished game
-    leaf_hash  VARCHAR NOT NULL,        -- the leaf: hex of the game's last event hash
+    leaf_hash  VARCHAR NOT NULL,        -- the leaf: hex of the game's GameEnded hash
     added_at   VARCHAR NOT NULL         -- RFC 3339 UTC, the checkpoint that added it
 );
 CREATE TABLE IF NOT EXISTS store.checkpoints (
@@ -95,7 +100,8 @@ class CheckpointError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class LeafMismatch:
-    """A checkpointed game whose log no longer ends where it did when checkpointed."""
+    """A checkpointed game whose GameEnded is no longer the event it was when checkpointed
+    (``current*``: the game's first GameEnded now, or None if it has none)."""
 
     leaf_index: int
     game_id: str
@@ -108,13 +114,12 @@ class LeafMismatch:
         """One line for a person: which game, what was recorded, what is there now."""
         head = f"game {self.game_id} (leaf {self.leaf_index})"
         if self.current is None:
-            return f"{head}: checkpointed with last event hash {self.recorded}, now has no events"
-        if self.current != self.recorded:
-            return (
-                f"{head}: checkpointed with last event hash {self.recorded}, now ends at seq "
-                f"{self.current_seq} ({self.current_type}) with hash {self.current}"
-            )
-        return f"{head}: its last event (seq {self.current_seq}) is now a {self.current_type}"
+            return (f"{head}: checkpointed with GameEnded hash {self.recorded}, now has no "
+                    "events, or none of them is a GameEnded")
+        return (
+            f"{head}: checkpointed with GameEnded hash {self.recorded}, now its GameEnded "
+            f"(seq {self.current_seq}) has hash {self.current}"
+        )
 
 
 class TamperError(CheckpointError):
@@ -316,7 +321,7 @@ def _check_history(tree: MerkleTree, checkpoints: Sequence[Checkpoint]) -> list[
 def _mismatched_leaves(
     con: duckdb.DuckDBPyConnection, game_id: str | None = None
 ) -> list[LeafMismatch]:
-    """Checkpointed games whose log now ends elsewhere than their leaf (or not finished)."""
+    """Checkpointed games whose GameEnded is not their leaf any more (or is gone)."""
     events = _events_relation(con)
     only = "" if game_id is None else "AND l.game_id = $game"
     params = {} if game_id is None else {"game": game_id}
@@ -324,17 +329,17 @@ def _mismatched_leaves(
         f"""
         WITH leaves AS (
             SELECT l.* FROM store.merkle_leaves l WHERE true {only}
-        ), last AS (
-            SELECT e.game_id, max(e.seq) AS seq
+        ), ended AS (
+            SELECT e.game_id, min(e.seq) AS seq
             FROM {events} e
-            WHERE e.game_id IN (SELECT game_id FROM leaves)
+            WHERE e.type = '{FINISHED_TYPE}' AND e.game_id IN (SELECT game_id FROM leaves)
             GROUP BY e.game_id
         )
         SELECT l.leaf_index, l.game_id, l.leaf_hash, e.hash, e.seq, e.type
         FROM leaves l
-        LEFT JOIN last ON last.game_id = l.game_id
-        LEFT JOIN {events} e ON e.game_id = last.game_id AND e.seq = last.seq
-        WHERE e.hash IS DISTINCT FROM l.leaf_hash OR e.type IS DISTINCT FROM '{FINISHED_TYPE}'
+        LEFT JOIN ended ON ended.game_id = l.game_id
+        LEFT JOIN {events} e ON e.game_id = ended.game_id AND e.seq = ended.seq
+        WHERE e.hash IS DISTINCT FROM l.leaf_hash
         ORDER BY l.leaf_index
         """,
         params,
@@ -370,21 +375,22 @@ def _append_new_leaves(con: duckdb.DuckDBPyConnection, start: int, created_at: s
 
     Order: ingest batch, then game id for games finished in the same batch. Done in
     SQL (a million rows never pass through Python one by one); returns the new leaves'
-    data (32 bytes each, in leaf order). A finished game whose last event has no valid
-    hash is refused: the store always hashes, so that is damage, not a leaf.
+    data (32 bytes each, in leaf order). A game is finished once it has a GameEnded
+    (events after it do not matter); one whose GameEnded has no valid hash is refused:
+    the store always hashes, so that is damage, not a leaf.
     """
     events = _events_relation(con)
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE _rg_new_leaves AS
-        WITH last AS (
-            SELECT game_id, max(seq) AS seq FROM {events}
-            WHERE game_id NOT IN (SELECT game_id FROM store.merkle_leaves)
+        WITH ended AS (
+            SELECT game_id, min(seq) AS seq FROM {events}
+            WHERE type = '{FINISHED_TYPE}'
+              AND game_id NOT IN (SELECT game_id FROM store.merkle_leaves)
             GROUP BY game_id
         )
         SELECT e.game_id, e.hash, e.batch_id
-        FROM last JOIN {events} e ON e.game_id = last.game_id AND e.seq = last.seq
-        WHERE e.type = '{FINISHED_TYPE}'
+        FROM ended JOIN {events} e ON e.game_id = ended.game_id AND e.seq = ended.seq
         """
     )
     try:
@@ -394,7 +400,7 @@ def _append_new_leaves(con: duckdb.DuckDBPyConnection, start: int, created_at: s
         ).fetchone()
         if bad is not None and bad[0]:
             raise CheckpointError(
-                f"{bad[0]} finished games end in an event without a valid hash: "
+                f"{bad[0]} finished games have a GameEnded without a valid hash: "
                 + ", ".join(bad[1])
                 + (" ..." if bad[0] > 5 else "")
             )

@@ -3,7 +3,9 @@ partition, rows clustered by ``game_id, seq``.
 
 Layout: ``DIR/variant=<variant>/date=<YYYY-MM-DD>/part-0.parquet``. A game's partition
 is decided once per game (its GameCreated's variant and the date of its GameCreated
-``ts``), so a game that runs past midnight is never split. Games without a GameCreated
+``ts``), so a game that runs past midnight is never split. A game whose log holds a
+second GameCreated (stored, being a valid event; the replay reports it as LOG-GAME) is
+placed by its first one, by ``seq``: one partition per game, each event written once. Games without a GameCreated
 (a truncated or partial log) go to ``variant=unknown`` and the date of their first event.
 Each file is written by its own ``COPY (... ORDER BY game_id, seq)``, so the order inside
 a file is guaranteed, and the same store gives the same files.
@@ -37,7 +39,9 @@ SELECT c.game_id,
        coalesce(g.payload->>'variant', 'unknown') AS variant,
        strftime(coalesce(g.ts, f.first_ts), '%Y-%m-%d') AS date
 FROM store.games_chain c
-LEFT JOIN store.events g ON g.game_id = c.game_id AND g.type = 'GameCreated'
+LEFT JOIN (SELECT game_id, payload, ts FROM store.events WHERE type = 'GameCreated'
+           QUALIFY row_number() OVER (PARTITION BY game_id ORDER BY seq) = 1) g
+       ON g.game_id = c.game_id
 LEFT JOIN (SELECT game_id, min(ts) AS first_ts FROM store.events GROUP BY game_id) f
        ON f.game_id = c.game_id
 """

@@ -519,6 +519,10 @@ class Sequencer:
         with the store. The one conflict it cannot see, an event_id already stored under
         another game, makes the insert fail on ``UNIQUE(event_id)``; the caller must
         then roll back and plan again with ``lookup_all=True`` (:func:`commit_batch`).
+        A row quarantined for its seq or chain (a gap, say) is never inserted, so that
+        failure cannot catch it: the event_ids of those few rows are looked up after
+        the pass, and one already stored makes the row a ``conflict_event_id``, the
+        verdict ``lookup_all=True`` gives (the event_id is checked before the seq).
         """
         game_ids = set(dec.game_id)
         self._load_heads(con, game_ids)
@@ -609,14 +613,38 @@ class Sequencer:
             head.chained_by = mode
             accepted[event_id] = index
             keep.append(k)
+        if not lookup_all:
+            self._recheck_ids(con, quarantined, stored)
         changed = {g: heads[g] for g, h in before.items() if h.next_seq != heads[g].next_seq}
         quarantined.sort(key=lambda q: q.index)
         return Plan(dec, keep, row_prev, row_hash, duplicates, quarantined, changed)
+
+    def _recheck_ids(self, con: duckdb.DuckDBPyConnection, quarantined: list[Quarantined],
+                     looked_up: dict[str, tuple[str, int, str]]) -> None:
+        """Rows quarantined for their seq or chain whose event_id was not looked up: if
+        it is stored (in this game at another seq, or in another game), the row is a
+        conflict of event_id, as :meth:`plan` with ``lookup_all=True`` would say."""
+        suspects = [q for q in quarantined
+                    if q.reason in _SEQ_OR_CHAIN and q.event_id not in looked_up]
+        if not suspects:
+            return
+        found = self._stored_by_id(con, [q.event_id for q in suspects if q.event_id])
+        for q in suspects:
+            other = found.get(q.event_id or "")
+            if other is not None:
+                q.reason = "conflict_event_id"
+                q.detail = (f"event_id {q.event_id!r} is already stored (game {other[0]!r} "
+                            f"seq {other[1]}) with other content")
 
     def rollback(self) -> None:
         """Restore the heads moved by the last :meth:`plan` (its batch did not commit)."""
         self.heads.update(self._before)
         self._before = {}
+
+
+#: Quarantine reasons :meth:`Sequencer.plan` decides after the event_id check, for rows
+#: whose event_id ``lookup_all=False`` did not look up (a ``conflict_seq`` row's was).
+_SEQ_OR_CHAIN = frozenset({"sequence_gap", "chain_mixed", "chain_break", "bad_hash"})
 
 
 def _salvage_ids(line: bytes) -> tuple[str | None, str | None, int | None]:

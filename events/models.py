@@ -11,7 +11,13 @@ precise reason instead of a generic union error.
 Readings of EVENTS.md where it is terse (each pinned by tests/test_audit_events.py):
 
 - Integers: every integer of an event lies within +-(2**53 - 1) (I-JSON's exact range),
-  GameCreated.rules values included; beyond it JCS would not write the integer's digits.
+  GameCreated.rules values and ``v`` included; beyond it JCS would not write the
+  integer's digits (and orjson reads such a ``v`` as a float: ``invalid``, not
+  ``future_version``, on every path).
+- Sizes: the contract gives none but "1-64 chars" for ids; the project's bounds (``seq``
+  up to 10,000,000, a deck up to 1,024 cards, up to 8 seats, free text up to 256 chars,
+  ...) are far above any real game and stated in the JSON Schemas (``rummyguard schema``),
+  which also state the ``ts`` format, the ``as`` keys and who the actor must be.
 - ``ts``: exactly ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (upper-case ``T`` and ``Z``, no offset, no
   leap second): the spec's "RFC 3339 UTC with milliseconds" and its example.
 - ``prev_hash`` / ``hash``: lower-case hex, as ``hashlib`` writes it; ``null`` = absent.
@@ -80,9 +86,14 @@ def _check_index_keys(value: dict[str, str] | None) -> dict[str, str] | None:
 Id = Annotated[str, Field(min_length=1, max_length=MAX_ID)]
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 Card = Annotated[str, Field(pattern=r"^(?:[2-9TJQKA][CDHS]|JK)$")]
-Count = Annotated[int, Field(ge=0, le=2**53 - 1)]
-Chips = Annotated[int, Field(ge=-(2**53 - 1), le=2**53 - 1)]
-Timestamp = Annotated[str, Field(max_length=24), AfterValidator(_check_ts)]
+MAX_INT = 2**53 - 1
+Count = Annotated[int, Field(ge=0, le=MAX_INT)]
+Chips = Annotated[int, Field(ge=-MAX_INT, le=MAX_INT)]
+#: The JSON Schemas (``rummyguard schema``, for producers to validate against) carry
+#: the constraints the after-validators check, so a line that passes them is not
+#: quarantined for its ``ts`` format, its ``as`` keys or its actor.
+Timestamp = Annotated[str, Field(max_length=24, json_schema_extra={"pattern": _TS_RE.pattern}),
+                      AfterValidator(_check_ts)]
 Hex64 = Annotated[str, Field(pattern=HEX64)]
 Pool = Annotated[str, Field(min_length=1, max_length=MAX_ID + 8)]  # player id or pay:<card>
 
@@ -143,7 +154,10 @@ class MeldSpec(_Strict):
     kind: Literal["run", "set"]
     cards: Annotated[list[Card], Field(min_length=1, max_length=64)]
     as_: Annotated[
-        dict[str, Card] | None, Field(alias="as", max_length=64), AfterValidator(_check_index_keys)
+        dict[str, Card] | None,
+        Field(alias="as", max_length=64,
+              json_schema_extra={"propertyNames": {"pattern": r"^(?:0|[1-9][0-9]*)$"}}),
+        AfterValidator(_check_index_keys),
     ] = None
 
 
@@ -316,9 +330,15 @@ class Envelope(_Strict):
 
 
 def _event_model(type_name: str, version: int, payload: type[BaseModel]) -> type[BaseModel]:
+    # The actor rule is checked by validate_event (reason ``bad_actor``), not by the
+    # model; the schema states it for producers.
+    actor_schema = ({"const": SYSTEM_ACTOR} if type_name in SYSTEM_TYPE_NAMES
+                    else {"not": {"const": SYSTEM_ACTOR}})
     fields: dict[str, Any] = {
         "type": (Literal[type_name], ...),  # type: ignore[valid-type]
         "v": (Literal[version], ...),  # type: ignore[valid-type]
+        "actor": (Annotated[str, Field(min_length=1, max_length=MAX_ID,
+                                       json_schema_extra=actor_schema)], ...),
         "payload": (payload, ...),
     }
     return create_model(f"{type_name}V{version}Event", __base__=Envelope, **fields)
@@ -381,8 +401,9 @@ def validate_event(obj: Any) -> BaseModel:
     version = obj.get("v")
     if not isinstance(type_name, str) or type_name not in TYPE_NAMES:
         raise EventError("unknown_type", f"unknown event type {type_name!r}")
-    if type(version) is not int:
-        raise EventError("invalid", f"v: must be an integer, got {version!r}")
+    if type(version) is not int or not 1 <= version <= MAX_INT:
+        # beyond 2**53 - 1 not an integer JSON readers agree on (orjson reads a float)
+        raise EventError("invalid", f"v: must be an integer from 1 to 2**53 - 1, got {version!r}")
     if (type_name, version) not in PAYLOADS:
         current = CURRENT_VERSION[type_name]
         if version > current:

@@ -369,15 +369,18 @@ class EventStore:
 
     # --- reading ----------------------------------------------------------------------------
     def game_ids(self, variant: str | None = None) -> list[str]:
-        """Every stored game id, sorted; only games of ``variant`` if given (by their
-        GameCreated event)."""
+        """Every stored game id, sorted, once; only games of ``variant`` if given (by
+        their first GameCreated event: a second one, which the replay reports, neither
+        lists the game twice nor under a second variant)."""
         if variant is None:
             rows = self.con.execute(
                 "SELECT game_id FROM store.games_chain ORDER BY game_id").fetchall()
         else:
             rows = self.con.execute(
-                "SELECT game_id FROM store.events WHERE type = 'GameCreated' "
-                "AND payload->>'variant' = ? ORDER BY game_id", [variant]).fetchall()
+                "SELECT game_id FROM (SELECT game_id, payload FROM store.events "
+                "WHERE type = 'GameCreated' "
+                "QUALIFY row_number() OVER (PARTITION BY game_id ORDER BY seq) = 1) "
+                "WHERE payload->>'variant' = ? ORDER BY game_id", [variant]).fetchall()
         return [r[0] for r in rows]
 
     def load_game(self, game_id: str) -> list[dict[str, Any]]:

@@ -35,6 +35,10 @@ SELECT e.event_id, e.game_id, e.seq, e.type,
 FROM store.events e JOIN store.games_chain c USING (game_id)
 """
 
+#: One row per game, whatever the log holds: a second ``GameCreated`` or ``GameEnded``
+#: (which ingest stores, being valid events, and the replay reports as LOG-GAME /
+#: C-CLAIM) must not duplicate the game's row, so each is the game's first by ``seq``:
+#: the game is what its first GameCreated set up, and it ended at its first GameEnded.
 GAMES_VIEW = """
 WITH agg AS (
     SELECT game_id, count(*) AS event_count, min(ts) AS first_ts, max(ts) AS last_ts,
@@ -54,8 +58,12 @@ SELECT c.game_id,
        c.chained_by
 FROM store.games_chain c
 LEFT JOIN agg a USING (game_id)
-LEFT JOIN store.events g ON g.game_id = c.game_id AND g.type = 'GameCreated'
-LEFT JOIN store.events x ON x.game_id = c.game_id AND x.type = 'GameEnded'
+LEFT JOIN (SELECT * FROM store.events WHERE type = 'GameCreated'
+           QUALIFY row_number() OVER (PARTITION BY game_id ORDER BY seq) = 1) g
+       ON g.game_id = c.game_id
+LEFT JOIN (SELECT * FROM store.events WHERE type = 'GameEnded'
+           QUALIFY row_number() OVER (PARTITION BY game_id ORDER BY seq) = 1) x
+       ON x.game_id = c.game_id
 """
 
 QUARANTINE_VIEW = """
@@ -144,8 +152,18 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], li
     if not query.strip().strip(";").strip():
         raise QueryError("empty query: give one SQL statement, e.g. \"SELECT * FROM games\"")
     try:
+        # Several statements would all run and only the last one's rows would show.
+        count = len(con.extract_statements(query))
+    except duckdb.Error:
+        count = 1  # a syntax error: executing says where, in DuckDB's words
+    if count == 0:
+        raise QueryError("empty query: it holds only comments; give one SQL statement")
+    if count > 1:
+        raise QueryError(f"one statement at a time: the query holds {count} statements "
+                         "separated by ';' and only the last one's rows would show")
+    try:
         rel = con.execute(query)
-        if rel is None or rel.description is None:  # nothing but comments, or a no-result statement
+        if rel is None or rel.description is None:  # a statement that returns no rows
             return [], []
         columns = [d[0] for d in rel.description]
         return columns, rel.fetchall()

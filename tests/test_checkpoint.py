@@ -288,9 +288,14 @@ def test_rewritten_game_is_refused_and_reported(store: EventStore) -> None:
     inclusion_proof(con, "g-a")  # untouched games still prove
 
 
-def test_event_appended_after_the_end_is_refused(store: EventStore) -> None:
-    make_checkpoint(store.con, now=T0)
-    # Through the store's own API: the game's log grows past its GameEnded.
+def test_event_appended_after_the_end_keeps_the_leaf(store: EventStore) -> None:
+    """Audit 4: an event the platform logs after GameEnded (EVENTS.md: PlayerLeft "may
+    come at any moment"), stored through the store's own API, is no tampering: the leaf
+    is the game's GameEnded hash, which does not change. (Before, every later checkpoint
+    of the whole store was refused as tampering, for good.)"""
+    con = store.con
+    first = make_checkpoint(con, now=T0)
+    recorded = last_hash(con, "g-a")
     tail = chain(
         [
             *game_events("g-a"),
@@ -299,8 +304,16 @@ def test_event_appended_after_the_end_is_refused(store: EventStore) -> None:
         ]
     )[-1:]
     store.append("g-a", tail, 3)
-    error = _refused(store, "game g-a (leaf 0)")
-    assert error.mismatches[0].current_type == "PlayerLeft"
+    add(store, game_events("g-late"))
+    second = make_checkpoint(con, now=T1)
+    assert second.tree_size == first.tree_size + 1
+    assert inclusion_proof(con, "g-a").last_event_hash == recorded
+    # Rewriting the GameEnded itself is still refused.
+    rewritten = game_events("g-a")
+    rewritten[-1]["payload"]["winners"] = ["p2"]
+    rewrite_last_event(con, chain(rewritten)[-1])
+    with pytest.raises(TamperError, match="game g-a"):
+        verify_history(con)
 
 
 def test_deleted_game_is_refused(store: EventStore) -> None:

@@ -251,7 +251,9 @@ class ClassicRummy(CardTable):
                     f"{self.player(seat)} moved out of turn ({self.player(self.current)} was in turn)",
                 )
             self._start_turn(seat, self.ctx.ts_ms)
-        if not self.late_reported and self.ctx.ts_ms > self._deadline(seat):
+        if not self.late_reported and self.ctx.ts_ms > (
+            self.turn_start + (BASE_MS if seat in self.had_turn else BASE_FIRST_MS) + EXTRA_MS
+        ):  # _deadline(seat), inlined: this runs for every move
             self.late_reported = True
             late = (self.ctx.ts_ms - self._deadline(seat)) / 1000
             self.ctx.violation(
@@ -358,11 +360,12 @@ class ClassicRummy(CardTable):
                     "C-HOLD", f"the declaration uses {format_card(c)} x{k}; the hand holds {hand[c]}"
                 )
         self._check_discard(seat, discard)
-        left = Counter({c: hand[c] - used[c] for c in range(len(hand)) if hand[c] - used[c] > 0})
-        if left:
-            self.ctx.violation(
-                "CL-RUMMY", "the declared melds leave " + " ".join(format_cards(sorted(left.elements())))
-            )
+        rest = hand[:]  # what the melds and the discard leave (none below 0: C-HOLD above)
+        for c, k in used.items():
+            rest[c] -= k
+        if any(rest):
+            left = [c for c, k in enumerate(rest) for _ in range(k)]
+            self.ctx.violation("CL-RUMMY", "the declared melds leave " + " ".join(format_cards(left)))
         elif sum(used.values()) - 1 != 14:
             self.ctx.violation("CL-RUMMY", f"the melds cover {sum(used.values()) - 1} cards, not 14")
         natural_only = not self.config["long_run_allows_joker"]

@@ -270,7 +270,34 @@ def _consecutive_mod13(naturals: list[tuple[int, int]]) -> bool:
     return all((rank_of(c) - r0) % 13 == (i - i0) % 13 for i, c in naturals)
 
 
+def _natural_set(cards: list[int], rules: MeldRules) -> Meld | None:
+    """The common case of :func:`_validate_set`: naturals only, one rank, a legal size,
+    suits distinct where required. None = not that case (the general path decides)."""
+    n = len(cards)
+    if (not cards or n < rules.set_min or n < rules.set_min_naturals
+            or (rules.set_max is not None and n > rules.set_max)):
+        return None
+    rank = cards[0] >> 2
+    if rank > ACE:
+        return None
+    suits = 0
+    for c in cards:
+        bit = 1 << (c & 3)
+        if c >> 2 != rank or (suits & bit and rules.set_distinct_suits):
+            return None
+        suits |= bit
+    return Meld("set", cards, list(cards), rank=rank)
+
+
 def _validate_set(cards: list[int], as_map: dict[int, int], rules: MeldRules) -> Meld:
+    if not as_map and rules.wild.isdisjoint(cards):
+        meld = _natural_set(cards, rules)
+        if meld is not None:
+            return meld
+    return _general_set(cards, as_map, rules)
+
+
+def _general_set(cards: list[int], as_map: dict[int, int], rules: MeldRules) -> Meld:
     wild = rules.wild
     n = len(cards)
     _check_as_keys(cards, as_map, rules)

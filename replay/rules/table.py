@@ -73,6 +73,9 @@ class CardTable(Variant):
 
     def next_active(self, seat: int) -> int:
         """The next active seat after ``seat`` (wrapping); ``seat`` itself if alone."""
+        nxt = seat + 1 if seat + 1 < self.n else 0
+        if self.active[nxt] and nxt != seat:  # the common case, without the loop
+            return nxt
         for step in range(1, self.n + 1):
             s = (seat + step) % self.n
             if self.active[s]:
