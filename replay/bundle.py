@@ -214,8 +214,12 @@ def _render_html(events: list[dict[str, Any]]) -> tuple[bytes | None, str | None
 
 # --- building -----------------------------------------------------------------------------
 def _raw_lines(store: EventStore, game_id: str) -> tuple[list[tuple[int, str, str]], str]:
+    # The game from deal to payout: up to its (first) GameEnded, the event its Merkle
+    # leaf is; events logged after it (a late PlayerLeft) are not part of the dispute.
     rows = store.con.execute(
-        "SELECT seq, raw, hash FROM store.events WHERE game_id = ? ORDER BY seq", [game_id]
+        "SELECT seq, raw, hash FROM store.events WHERE game_id = $g AND seq <= coalesce("
+        "(SELECT min(seq) FROM store.events WHERE game_id = $g AND type = 'GameEnded'), "
+        "2147483647) ORDER BY seq", {"g": game_id}
     ).fetchall()
     head = store.con.execute(
         "SELECT chained_by FROM store.games_chain WHERE game_id = ?", [game_id]

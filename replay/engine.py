@@ -154,7 +154,12 @@ class GameEngine:
         elif self.chained is None:
             self.chained = event.get("hash") is not None
         kind = event["type"]
-        if event["v"] != CURRENT_VERSION[kind]:
+        current = CURRENT_VERSION.get(kind)
+        original = event
+        if event["v"] != current:
+            if current is None or not 0 < event["v"] < current:
+                self._unreadable(event, seq, current)
+                return
             event = upcast(event)
         ctx = self.ctx
         try:
@@ -171,8 +176,70 @@ class GameEngine:
         except Halt as halt:
             self._finding(seq, halt.rule, halt.message)
             self.halted = True
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            # Only an event that breaks the contract gets here (the project's readers
+            # validate at the edge; a direct caller of replay() may not): say so and halt.
+            # A valid event that raises is a bug of ours, and is raised.
+            reason = _contract_breach(original)
+            if reason is None:
+                raise
+            self._finding(seq, "LOG-EVENT", f"{kind} v{original['v']} is not a valid event "
+                          f"({reason}); the replay cannot follow it")
+            self.halted = True
+            return
         if self.observer is not None and not self.halted:
             self.observer(self, event)
+
+    def _unreadable(self, event: Event, seq: int, current: int | None) -> None:
+        """An event of a type not in the catalog, or of a version the project does not
+        know (EVENTS.md: such a line is quarantined, "never guessed at"). Its seq and
+        chain links were checked like any event's; it is a LOG-EVENT integrity finding.
+        An unknown type is skipped and the replay goes on (as for an event the variant
+        does not know); a version newer than ours halts: the state cannot follow a
+        move it cannot read."""
+        kind = event["type"]
+        if current is None:
+            self._finding(seq, "LOG-EVENT", f"unknown event type {kind!r}; skipped")
+            return
+        self._finding(seq, "LOG-EVENT", f"{kind} v{event['v']} is not a version this project "
+                      f"knows (v1..v{current}); the replay cannot follow it")
+        self.halted = True
+
+    def unreadable(self, obj: dict[str, Any], reason: str, message: str) -> bool:
+        """A line of this game that is not a valid event (``reason``: the quarantine
+        code), given whole by a reader of files: its seq and chain links are checked
+        like any event's, so it does not read as a gap after it, and it is a LOG-EVENT
+        integrity finding at its seq. An unknown type is skipped and the replay goes
+        on, as after a session event (PlayerConnected/Disconnected, no game state);
+        anything else halts (the state cannot follow an event it cannot read).
+        Returns False (nothing done) when the line has no usable ``seq``."""
+        seq = obj.get("seq")
+        if type(seq) is not int or seq < 0:
+            return False
+        self.events_read += 1
+        if self.halted or not self._check_order(obj, seq):
+            # after a halt, or at a seq already taken: the line is still reported
+            self._finding(seq, "LOG-EVENT", f"{message}; skipped")
+            return True
+        if self.verify_hashes:
+            claimed, prev = obj.get("hash"), obj.get("prev_hash")
+            if isinstance(claimed, str) and isinstance(prev, str):
+                try:
+                    self._check_chain(obj, seq)
+                except ValueError:  # content JCS cannot hash (a float): the link stands
+                    self.prev_hash = claimed
+            elif claimed is None and prev is None:
+                if self.chained is None:
+                    self.chained = False
+                elif self.chained:
+                    self._finding(seq, "LOG-CHAIN", "the game mixes chained and unchained events")
+                    self.chained = False
+        if reason == "unknown_type" or obj.get("type") in _SESSION_TYPES:
+            self._finding(seq, "LOG-EVENT", f"{message}; skipped")
+            return True
+        self._finding(seq, "LOG-EVENT", f"{message}; the replay cannot follow it")
+        self.halted = True
+        return True
 
     def _check_order(self, event: Event, seq: int) -> bool:
         """Game id and seq order. False = skip the event."""
@@ -405,6 +472,21 @@ _ENGINE_HANDLERS: dict[str, Callable[[GameEngine, Event], None]] = {
     "GameEnded": GameEngine._check_game_claim,
 }
 assert set(_ENGINE_HANDLERS) == ENGINE_TYPES
+
+
+#: Events that are not moves and change no game state: an unreadable one is skipped.
+_SESSION_TYPES = frozenset({"PlayerConnected", "PlayerDisconnected"})
+
+
+def _contract_breach(event: Event) -> str | None:
+    """Why ``event`` breaks the contract (EVENTS.md), or None if it is a valid event."""
+    from ..events.models import EventError, validate_event
+
+    try:
+        validate_event(event)
+    except EventError as exc:
+        return f"{exc.reason}: {exc.detail}"
+    return None
 
 
 def _by_seq(finding: Finding) -> int:

@@ -33,6 +33,11 @@ class BadLine:
     reason: str
     game_id: str | None
     seq: int | None
+    #: the line's JSON object when it names its game and seq (a line of a file, not of
+    #: the quarantine): the replay then takes it in its place in the game (seq and chain
+    #: links checked, LOG-EVENT reported by the engine), instead of reading past a "gap"
+    obj: dict[str, Any] | None = None
+    code: str = "invalid"  # the quarantine reason code
 
 
 @dataclass
@@ -73,7 +78,7 @@ def read_games_from_files(paths: Iterable[Path], run: VerifyRun) -> dict[str, li
             if isinstance(event, dict):
                 games.setdefault(event["game_id"], []).append(event)
                 continue
-            game_id = _bad_line(run, path, line_no, raw, event)
+            game_id = _bad_line(run, path, line_no, raw, event).game_id
             if game_id is not None:
                 games.setdefault(game_id, [])
     return games
@@ -107,7 +112,14 @@ def verify_files(
                     order.append(game_id)
                 engine.apply(event)
             else:
-                _bad_line(run, path, line_no, raw, event)
+                bad = _bad_line(run, path, line_no, raw, event)
+                if bad.obj is not None:
+                    engine = engines.get(bad.obj["game_id"])
+                    if engine is None:
+                        engine = engines[bad.obj["game_id"]] = GameEngine()
+                        firsts[bad.obj["game_id"]] = bad.obj
+                        order.append(bad.obj["game_id"])
+                    engine.unreadable(bad.obj, bad.code, _message(bad))
             unreported += 1
             if unreported == _PROGRESS_EVERY and progress is not None:
                 progress(unreported)
@@ -133,11 +145,37 @@ def _read_lines(paths: Iterable[Path]) -> Iterator[tuple[Path, int, str, Any]]:
             yield path, line_no, raw, event
 
 
-def _bad_line(run: VerifyRun, path: Path, line_no: int, raw: str, error: object) -> str | None:
-    """Record a line that is not a valid event; returns its game id if it can be read."""
+def _bad_line(run: VerifyRun, path: Path, line_no: int, raw: str, error: object) -> BadLine:
+    """Record a line that is not a valid event (with its object when it names its game
+    and seq, so the replay can take it in its place)."""
     game_id, seq = _salvage_ids(raw)
-    run.bad_lines.append(BadLine(str(path), line_no, str(error), game_id, seq))
-    return game_id
+    obj = None
+    if game_id is not None and seq is not None:
+        obj = orjson.loads(raw)
+    bad = BadLine(str(path), line_no, str(error), game_id, seq, obj,
+                  getattr(error, "reason", "invalid"))
+    run.bad_lines.append(bad)
+    return bad
+
+
+def _message(b: BadLine) -> str:
+    return f"{b.source}:{b.line_no} is not a valid event: {b.reason}"
+
+
+def fold(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
+    """Replay a game's valid events with its placed bad lines (``obj`` set) in seq
+    order (the order of a file in seq order), as :func:`verify_files` does in one pass."""
+    engine = GameEngine()
+    pending = sorted(bad, key=lambda b: b.seq or 0)
+    k = 0
+    for event in events:
+        while k < len(pending) and (pending[k].seq or 0) < event["seq"]:
+            engine.unreadable(pending[k].obj or {}, pending[k].code, _message(pending[k]))
+            k += 1
+        engine.apply(event)
+    for b in pending[k:]:
+        engine.unreadable(b.obj or {}, b.code, _message(b))
+    return engine.record()
 
 
 def read_store_bad_lines(con: Any, run: VerifyRun) -> None:
@@ -204,7 +242,9 @@ def _verify_games(
     for events in games:
         if not events:
             continue
-        _add_record(run, replay(events), events[0], bad_by_game, keep_state)
+        placed = [b for b in bad_by_game.get(events[0]["game_id"], ()) if b.obj is not None]
+        record = fold(events, placed) if placed else replay(events)
+        _add_record(run, record, events[0], bad_by_game, keep_state)
         if progress is not None:
             progress(1)
     _finish(run, bad_by_game)
@@ -229,10 +269,15 @@ def _add_record(
     """One replayed game into the run, with its bad lines as LOG-EVENT findings."""
     if not keep_state:
         record.state = None  # 6x the memory of the rest of a classic record
+    added = False
     for b in bad_by_game.pop(record.game_id, []):
+        if b.obj is not None:  # taken by the replay in its place: reported there
+            continue
         seq = b.seq if b.seq is not None else record.last_seq
-        record.findings.append(Finding(seq, "LOG-EVENT", "integrity",
-                                       f"{b.source}:{b.line_no} is not a valid event: {b.reason}"))
+        record.findings.append(Finding(seq, "LOG-EVENT", "integrity", _message(b)))
+        added = True
+    if added:  # in seq order, as the engine gives them (stable within a seq)
+        record.findings.sort(key=lambda f: f.seq)
     if first["type"] == "GameCreated":
         run.created[record.game_id] = {**first["payload"], "ts": first["ts"]}
     run.records.append(record)
@@ -241,8 +286,15 @@ def _add_record(
 def _finish(run: VerifyRun, bad_by_game: dict[str, list[BadLine]]) -> None:
     """Games with no valid event at all, the cross-game rules, the final order."""
     for game_id, bads in sorted(bad_by_game.items()):
-        findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity",
-                            f"{b.source}:{b.line_no} is not a valid event: {b.reason}") for b in bads]
+        placed = [b for b in bads if b.obj is not None]
+        if placed:  # a game of which no line is a valid event, but some can be placed
+            record = fold([], placed)
+            record.findings.extend(Finding(b.seq or 0, "LOG-EVENT", "integrity", _message(b))
+                                   for b in bads if b.obj is None)
+            record.findings.sort(key=lambda f: f.seq)
+            run.records.append(record)
+            continue
+        findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity", _message(b)) for b in bads]
         run.records.append(GameRecord(game_id, "", findings, True, Results([], {}, {}), [], 0, -1))
     check_tables(run)
     run.records.sort(key=lambda r: r.game_id)

@@ -8,8 +8,7 @@ game with an event after its GameEnded (checkpoints), and lines of a game that a
 valid events (an unknown type, a newer version) replayed in their place.
 
 Every test here failed before the fix it names (see the audit report), except those
-marked as guards, which pin what already held, and the strict xfails, which pin a change
-proposed for files of the lead (see the comment above them).
+marked as guards, which pin what already held.
 
 Decisions (ambiguities of EVENTS.md, taken as a careful reader would):
 
@@ -323,11 +322,9 @@ def test_simulate_writes_gzip_to_a_gz_name_and_the_same_bytes_again(tmp_path: Pa
 
 
 # --- a line of a game that is not a valid event, replayed in its place --------------------
-# These pin the change proposed in the audit-4 report to replay/engine.py, replay/verify.py
-# and replay/bundle.py (the lead's files; tested diffs: /tmp/aud4/proposal_unreadable.diff
-# and /tmp/aud4/proposal_bundle.diff): strict xfail until it is applied, then they pass
-# (XPASS fails the run) and the marks go.
-_PROPOSED = pytest.mark.xfail(strict=True, reason="engine/verify change of the audit-4 report")
+# These pin the change of the audit-4 report to replay/engine.py, replay/verify.py and
+# replay/bundle.py: such a line takes its place in the game (seq and chain links checked),
+# so it is one LOG-EVENT finding, not a false gap and chain break after it.
 
 
 def _with_extra(extra: dict[str, Any], *, chained: bool) -> list[dict[str, Any]]:
@@ -355,7 +352,6 @@ def _file_findings(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[list, 
     return [(f.seq, f.rule, f.kind) for f in record.findings], record.halted
 
 
-@_PROPOSED
 @pytest.mark.parametrize("chained", [True, False])
 def test_an_unknown_type_in_a_file_is_one_log_event_and_no_gap(tmp_path: Path,
                                                                 chained: bool) -> None:
@@ -367,7 +363,6 @@ def test_an_unknown_type_in_a_file_is_one_log_event_and_no_gap(tmp_path: Path,
     assert (findings, halted) == ([(6, "LOG-EVENT", "integrity")], False)
 
 
-@_PROPOSED
 @pytest.mark.parametrize("chained", [True, False])
 def test_a_future_version_in_a_file_halts_at_its_seq(tmp_path: Path, chained: bool) -> None:
     """A version newer than ours is "never guessed at": one LOG-EVENT at its seq and the
@@ -377,7 +372,6 @@ def test_a_future_version_in_a_file_halts_at_its_seq(tmp_path: Path, chained: bo
     assert (findings, halted) == ([(6, "LOG-EVENT", "integrity")], True)
 
 
-@_PROPOSED
 @pytest.mark.parametrize(("extra", "halted"), [(_CHAT, False), (_FUTURE, True)])
 def test_replay_of_a_log_with_an_unknown_or_future_event_reports_it(
         extra: dict[str, Any], halted: bool) -> None:
@@ -390,7 +384,6 @@ def test_replay_of_a_log_with_an_unknown_or_future_event_reports_it(
     assert record.halted is halted
 
 
-@_PROPOSED
 def test_a_dispute_bundle_of_a_game_with_an_event_after_game_ended(tmp_path: Path) -> None:
     """The checkpoint's leaf is the game's GameEnded (events/checkpoint.py, audit 4); the
     bundle (replay/bundle.py, the lead's) still takes every stored event and calls the
