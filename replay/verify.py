@@ -108,8 +108,9 @@ def verify_files(
                 engine = engines.get(game_id)
                 if engine is None:
                     engine = engines[game_id] = GameEngine()
-                    firsts[game_id] = event
                     order.append(game_id)
+                if game_id not in firsts:  # the game's first *valid* event, as events[0]
+                    firsts[game_id] = event
                 engine.apply(event)
             else:
                 bad = _bad_line(run, path, line_no, raw, event)
@@ -117,7 +118,6 @@ def verify_files(
                     engine = engines.get(bad.obj["game_id"])
                     if engine is None:
                         engine = engines[bad.obj["game_id"]] = GameEngine()
-                        firsts[bad.obj["game_id"]] = bad.obj
                         order.append(bad.obj["game_id"])
                     engine.unreadable(bad.obj, bad.code, _message(bad))
             unreported += 1
@@ -128,7 +128,7 @@ def verify_files(
             progress(unreported)
         bad_by_game = _bad_lines_by_game(run)
         for game_id in order:
-            _add_record(run, engines.pop(game_id).record(), firsts[game_id], bad_by_game,
+            _add_record(run, engines.pop(game_id).record(), firsts.get(game_id), bad_by_game,
                         keep_state)
         _finish(run, bad_by_game)
     return run
@@ -262,11 +262,12 @@ def _bad_lines_by_game(run: VerifyRun) -> dict[str, list[BadLine]]:
 def _add_record(
     run: VerifyRun,
     record: GameRecord,
-    first: dict[str, Any],
+    first: dict[str, Any] | None,
     bad_by_game: dict[str, list[BadLine]],
     keep_state: bool,
 ) -> None:
-    """One replayed game into the run, with its bad lines as LOG-EVENT findings."""
+    """One replayed game into the run, with its bad lines as LOG-EVENT findings.
+    ``first`` is the game's first valid event (None: no line of it is one)."""
     if not keep_state:
         record.state = None  # 6x the memory of the rest of a classic record
     added = False
@@ -278,7 +279,7 @@ def _add_record(
         added = True
     if added:  # in seq order, as the engine gives them (stable within a seq)
         record.findings.sort(key=lambda f: f.seq)
-    if first["type"] == "GameCreated":
+    if first is not None and first["type"] == "GameCreated":
         run.created[record.game_id] = {**first["payload"], "ts": first["ts"]}
     run.records.append(record)
 

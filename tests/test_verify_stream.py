@@ -66,3 +66,26 @@ def test_progress_counts_every_event(tmp_path: Path) -> None:
     seen: list[int] = []
     verify_files(logs, progress=seen.append)
     assert sum(seen) == total
+
+
+def _sample_lines() -> list[bytes]:
+    return sorted((DATA / "classic").glob("*.jsonl"))[0].read_bytes().splitlines()
+
+
+def test_a_game_whose_first_lines_are_not_valid_events(tmp_path: Path) -> None:
+    """A bad GameCreated (payload field missing) and a line without ``type`` before the
+    valid events, and a game made only of bad lines: the same JSON both ways, no crash."""
+    lines = _sample_lines()
+    created = orjson.loads(lines[0])
+    del created["payload"]["table_id"]
+    no_type = orjson.loads(lines[1])
+    del no_type["type"]
+    only_bad = {**orjson.loads(lines[2]), "game_id": "nothing-valid", "seq": 0, "type": "Nope"}
+    mixed = [orjson.dumps(created), orjson.dumps(no_type), *lines[2:], orjson.dumps(only_bad)]
+    path = tmp_path / "bad-start.jsonl"
+    path.write_bytes(b"\n".join(mixed) + b"\n")
+    streamed = verify_files([path])
+    assert orjson.dumps(streamed.to_json()) == _two_step([path])
+    by_id = {r.game_id: r for r in streamed.records}
+    assert {f.rule for f in by_id["nothing-valid"].findings} == {"LOG-EVENT"}
+    assert [f.seq for f in by_id[created["game_id"]].findings][:2] == [0, 1]
