@@ -9,4 +9,4 @@ Subpackages (dependencies point one way: cli -> fraud -> replay -> events; sim -
 - :mod:`rummyguard.cli`     the ``rummyguard`` command
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -81,17 +83,16 @@ def dispute(
     _write_atomically(bundle, data)
     manifest = read_manifest(data)
     cp = manifest["checkpoint"]
-    console.print(f"dispute bundle for game {game_id} written to {bundle} ({len(data)} bytes, "
-                  f"{len(manifest['members']) + 1} files)", highlight=False, soft_wrap=True)
-    console.print(f"leaf {manifest['leaf_index']} of checkpoint {cp['n']}: {cp['tree_size']} "
-                  f"games, root {cp['root_hash']}, {cp['created_at']}",
-                  highlight=False, soft_wrap=True)
+    # game ids and paths are the user's: printed as they are, never read as markup
+    say = partial(console.print, markup=False, highlight=False, soft_wrap=True)
+    say(f"dispute bundle for game {game_id} written to {bundle} ({len(data)} bytes, "
+        f"{len(manifest['members']) + 1} files)")
+    say(f"leaf {manifest['leaf_index']} of checkpoint {cp['n']}: {cp['tree_size']} "
+        f"games, root {cp['root_hash']}, {cp['created_at']}")
     if not manifest["html"]["included"]:
-        console.print(f"note: report.html left out: {manifest['html']['reason']}",
-                      highlight=False, soft_wrap=True)
-    console.print("the recipient checks it with: rummyguard check-bundle FILE.zip "
-                  "--root <published root> --size <published size>", highlight=False,
-                  soft_wrap=True)
+        say(f"note: report.html left out: {manifest['html']['reason']}")
+    say(f"the recipient checks it with: rummyguard check-bundle {shlex.quote(bundle.name)} "
+        "--root <published root> --size <published size>")
 
 
 def check_bundle_cmd(

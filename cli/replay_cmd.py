@@ -4,6 +4,7 @@ and what any player could see — the support agent's view of a dispute."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,11 @@ from rich.text import Text
 from ..events.cards import is_card_code, parse_card, pretty_card
 from ..replay.engine import GameRecord
 from ..replay.engine import replay as replay_game
-from ..replay.timeline import timeline
+from ..replay.timeline import describe, timeline
 from ..replay.verify import (
     BadLine,
     VerifyRun,
+    fold,
     read_games_from_files,
     read_store_bad_lines,
     verify_games,
@@ -102,22 +104,26 @@ def replay(
     record = replay_record(events, bad)
     seats = record.state.ctx.seats if record.state else []
     if as_player is not None and as_player not in seats:
+        if record.state is None:  # no (usable) GameCreated: nobody is seated
+            fail(f"game {game_id} has no seated players (no GameCreated of a known variant "
+                 f"replayed): it cannot be viewed as {as_player!r}")
         fail(f"{as_player!r} is not a player of game {game_id}")
     last = max(e["seq"] for e in events)
     if at is not None and not 0 <= at <= last:
         fail(f"--at {at} is outside the game (seq 0..{last})")
     upto = last if at is None else at
-    partial = replay_game(events, until_seq=upto) if at is not None else record
+    partial = record if at is None else _record_until(events, bad, upto)
     state = partial.state.snapshot(as_player) if partial.state is not None else {}
     # Without --at every finding shows, also those past the last stored event (lines of
     # the game that ingest quarantined after its first bad one).
-    rows = _in_place(r for r in timeline(events, record) if at is None or r["seq"] <= upto)
+    rows = timeline(events, record)
     if as_player is not None:
-        _redact_rows(rows, events, as_player, seats)
+        _redact_rows(rows[: len(events)], events, as_player)
+    rows = _in_place(r for r in rows if at is None or r["seq"] <= upto)
     if html is not None:
         from ..replay.html import render_html
 
-        page = render_html(events, viewer=as_player, at=at)
+        page = render_html(events, viewer=as_player, at=at, bad=bad)
         try:
             html.write_text(page, encoding="utf-8")
         except OSError as exc:  # a missing folder, a directory, no permission: one line
@@ -126,9 +132,20 @@ def replay(
         print_json({"game_id": game_id, "variant": record.variant, "viewer": as_player, "at": upto,
                     "timeline": rows, "state": state, "record": record.to_dict()})
         return
-    _print(record, rows, state, upto, as_player)
+    _print(record, rows, state, upto, as_player, partial.halted)
     if html is not None:
         console.print(f"HTML replay written to {html}", markup=False, highlight=False)
+
+
+def _record_until(events: list[dict[str, Any]], bad: list[BadLine], upto: int) -> GameRecord:
+    """The game right after seq ``upto``, replayed as ``verify`` replays it: the game's
+    lines that are not valid events take their place (a halt there holds the state where
+    it stopped), as in the timeline beside it."""
+    placed = sorted((b for b in bad if b.obj is not None and (b.seq or 0) <= upto),
+                    key=lambda b: b.seq or 0)
+    if not placed:
+        return replay_game(events, until_seq=upto)
+    return fold(list(takewhile(lambda e: e["seq"] <= upto, events)), placed)
 
 
 def _in_place(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -144,41 +161,79 @@ def _in_place(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return events
 
 
-def _redact_rows(rows: list[dict[str, Any]], events: list[dict[str, Any]], viewer: str,
-                 seats: list[str]) -> None:
+def _redact_rows(rows: list[dict[str, Any]], events: list[dict[str, Any]], viewer: str) -> None:
     """Re-describe, in place, the rows whose sentence shows cards ``viewer`` could not see
     (another player's stock draw, ...): the per-player view hides them everywhere, not
-    only in the state. Redaction is the HTML page's, so both views hide the same cards."""
-    from ..replay.html import HIDDEN, describe, redact
+    only in the state. Redaction is the HTML page's, so both views hide the same cards;
+    the sentence is the timeline's, with ``??`` for each hidden card. ``rows`` are the
+    timeline's rows of ``events``, one each, in order (seqs may repeat in a broken log)."""
+    from ..replay.html import redact
 
-    by_seq = {e["seq"]: e for e in events}
-    for row in rows:
-        event = by_seq.get(row["seq"])
-        if event is None or row["type"] not in _HIDDEN_CARD_TYPES:
+    for row, event in zip(rows, events, strict=True):
+        if row["type"] not in _HIDDEN_CARD_TYPES:
             continue
         shown = redact(event, viewer)
-        if not shown.get("redacted"):
-            continue
-        parts: list[str] = []
-        after_card = False
-        for segment in describe(shown, seats):
-            if isinstance(segment, str):
-                parts.append(segment)
-                after_card = False
-            else:  # a card: spaced from the card before it, as cards_text spaces them
-                code = segment["c"]
-                card = pretty_card(parse_card(code)) if is_card_code(code) else HIDDEN
-                parts.append(f" {card}" if after_card else card)
-                after_card = True
-        row["text"] = "".join(parts)
+        if shown.get("redacted"):
+            row["text"] = describe(shown)
 
 
 def _pretty_list(codes: list[str]) -> str:
-    return " ".join(pretty_card(parse_card(c)) for c in codes)
+    return " ".join(pretty_card(parse_card(c)) if is_card_code(c) else str(c) for c in codes)
 
 
-def _print(record, rows, state, upto, viewer) -> None:
-    head = Text(f"{record.game_id} · {record.variant} · ", style="bold")
+#: state keys _print_state shows in its own way (or not at all: ``variant`` is in the head)
+_SHOWN_FIRST = ("round", "dealer", "in_turn", "active", "stock_count", "pots", "scores",
+                "winners")
+_SHOWN_APART = frozenset({*_SHOWN_FIRST, "variant", "hands", "hand_counts", "discard_pile",
+                          "stock", "melds"})
+
+
+def _is_cards(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(c, str) and is_card_code(c) for c in value)
+
+
+def _line(text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_state(state: dict[str, Any]) -> None:
+    """The table in ``state`` (a snapshot, a player's view when one was asked for): the
+    common keys, the whole discard pile (r500 draws from deep in it), the melds, every
+    hand shown, and the variant's extras (widow, buy window, played cards...) — only
+    what the snapshot holds, so a player's view prints nothing he could not see."""
+    for key in _SHOWN_FIRST:
+        if key in state:
+            _line(f"  {key}: {state[key]}")
+    if "stock" in state:
+        _line(f"  stock ({len(state['stock'])} cards, top first): {_pretty_list(state['stock'])}")
+    pile = state.get("discard_pile") or []
+    if pile:
+        _line(f"  discard pile ({len(pile)} cards, top last): {_pretty_list(pile)}")
+    for k, meld in enumerate(state.get("melds") or []):
+        owner = f" of {meld['owner']}" if meld.get("owner") is not None else ""
+        invalid = "" if meld.get("valid", True) else " (not a valid meld)"
+        _line(f"  meld #{k}{owner}: {meld.get('kind', '?')} {_pretty_list(meld.get('cards', []))}"
+              f"{invalid}")
+    hands = state.get("hands", {})
+    for player, cards in hands.items():
+        _line(f"  {player} holds: {_pretty_list(cards)}")
+    others = {p: n for p, n in state.get("hand_counts", {}).items() if p not in hands}
+    if others:
+        _line(f"  others hold (cards): {others}")
+    for key, value in state.items():
+        if key in _SHOWN_APART or value in (None, False, [], {}, ""):
+            continue
+        if isinstance(value, str) and is_card_code(value):
+            value = pretty_card(parse_card(value))
+        elif _is_cards(value):
+            value = _pretty_list(value)
+        _line(f"  {key}: {value}")
+
+
+def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any], upto: int,
+           viewer: str | None, halted_there: bool) -> None:
+    head = Text(f"{record.game_id} · {record.variant or 'no GameCreated'} · ", style="bold")
     head.append("clean" if record.clean else f"{len(record.findings)} finding(s)",
                 style="green" if record.clean else "bold red")
     if record.halted:
@@ -199,17 +254,7 @@ def _print(record, rows, state, upto, viewer) -> None:
             table.add_row("", "", Text(text, style=style))
     console.print(table)
     who = f" as seen by {viewer}" if viewer else ""
-    console.print(Text(f"State after seq {upto}{who}:", style="bold"))
-    for key in ("round", "in_turn", "stock_count", "pots", "scores", "winners"):
-        if key in state:
-            console.print(f"  {key}: {state[key]}", markup=False, highlight=False)
-    if state.get("discard_pile"):
-        console.print(f"  discard pile (top last): {_pretty_list(state['discard_pile'][-10:])}",
-                      markup=False, highlight=False)
-    for player, cards in state.get("hands", {}).items():
-        console.print(f"  {player}: {_pretty_list(cards)}", markup=False, highlight=False)
-    others = {p: n for p, n in state.get("hand_counts", {}).items() if p not in state.get("hands", {})}
-    if others:
-        console.print(f"  others hold: {others}", markup=False, highlight=False)
-    console.print(f"Results: winners {record.results.winners}; net {record.results.net}",
-                  markup=False, highlight=False)
+    stopped = " (the replay halted at or before it: the table where it stopped)" if halted_there else ""
+    console.print(Text(f"State after seq {upto}{who}{stopped}:", style="bold"))
+    _print_state(state)
+    _line(f"Results: winners {record.results.winners}; net {record.results.net}")

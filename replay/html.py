@@ -25,7 +25,8 @@ Why it is built this way:
   that carry cards the viewer could not see (the recorded deck, a stock restock, the
   card another player drew from the stock, a buy's penalty card, another player's auto
   draw or declared poker hand) are redacted to ``??`` before they are embedded, so the
-  hidden cards are not in the file at all. Findings are shown in full in every view:
+  hidden cards are not in the file at all; nor are the events' ``hash``/``prev_hash``
+  (a redacted event's hash would give its card back to anyone trying the 53 codes). Findings are shown in full in every view:
   they are the replay's verdict on the dispute, not something the player saw.
 - **Deterministic.** Same events and arguments give a byte-identical page (no clock,
   no randomness, insertion-ordered JSON).
@@ -37,15 +38,17 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from typing import Any
 
 from ..events.cards import is_card_code
 from ..events.upcast import upcast
 from .engine import GameEngine
-from .findings import DISCREPANCY, Finding
+from .findings import DISCREPANCY, INTEGRITY, Finding
 from .rule_text import rule_text
+from .verify import BadLine
+from .verify import bad_line_message as bad_message
 
 #: the code a redacted card is shown as (a face-down card on the page)
 HIDDEN = "??"
@@ -174,6 +177,20 @@ def redact(event: dict[str, Any], viewer: str) -> dict[str, Any]:
     if not hide:
         return event
     return {**event, "payload": {**payload, **hide}, "redacted": sorted(hide)}
+
+
+def _unhashed(event: dict[str, Any]) -> dict[str, Any]:
+    """The event without ``hash`` and ``prev_hash``, for a player's view.
+
+    A hash names the event it was made from: with every other field of a redacted
+    event in view, trying the 53 card codes (or the few thousand five-card hands) until
+    one gives the hash recovers the hidden card, and the next event's ``prev_hash`` is
+    that same hash. So a per-player page carries no hash at all; the chain is verified
+    by the replay (``meta.chained``) and shown in full in the omniscient page.
+    """
+    if "hash" not in event and "prev_hash" not in event:
+        return event
+    return {k: v for k, v in event.items() if k not in ("hash", "prev_hash")}
 
 
 def _card(code: Any) -> Segment:
@@ -413,15 +430,45 @@ def _details(finding: Finding, rows_by_topic: dict[str, list[list[str]]] | None,
 
 
 # -- the report model -------------------------------------------------------------------------
-def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) -> dict[str, Any]:
+def _in_fold_order(events: Sequence[dict[str, Any]],
+                   bad: Sequence[BadLine]) -> Iterator[tuple[dict[str, Any], BadLine | None]]:
+    """The game's events with its placed bad lines (``obj`` set) where ``verify`` takes
+    them (:func:`~rummyguard.replay.verify.fold`: before the first event of a greater
+    seq): ``(event, None)`` or ``(line's object, line)``."""
+    pending = sorted((b for b in bad if b.obj is not None), key=lambda b: b.seq or 0)
+    k = 0
+    for event in events:
+        while k < len(pending) and (pending[k].seq or 0) < event["seq"]:
+            yield pending[k].obj or {}, pending[k]
+            k += 1
+        yield event, None
+    for b in pending[k:]:
+        yield b.obj or {}, b
+
+
+def _bad_row(obj: dict[str, Any], line: BadLine, viewer: str | None) -> tuple[str, dict[str, Any]]:
+    """The page's sentence and embedded object for a line that is not a valid event.
+    A player's view embeds only its envelope: its payload may hold cards he never saw."""
+    shown = obj if viewer is None else {
+        k: v for k, v in obj.items() if k not in ("payload", "hash", "prev_hash")}
+    return bad_message(line), shown
+
+
+def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
+                 bad: Sequence[BadLine] = ()) -> dict[str, Any]:
     """Replay ``events`` and gather everything the page shows, as JSON-able data.
 
     Returns ``meta`` (summary), ``events`` (each with index, seq, type, actor, ts, a
     description and the event as embedded), ``patches`` (snapshot after event ``i`` as a
     patch of the one after ``i-1``; the first a full value) and ``findings`` (each with
     the event index it belongs to, its rule text and claimed/recomputed rows).
+
+    ``bad``: the game's lines that are not valid events (as ``rummyguard verify`` reads
+    them). Those that name their seq take their place in the replay and on the page
+    (one row each, a LOG-EVENT finding, a halt if the replay cannot follow them), the
+    others are LOG-EVENT findings at their seq: the page's findings are ``verify``'s.
     """
-    if not events:
+    if not events and not any(b.obj is not None for b in bad):
         raise ValueError("no events to render")
     engine = GameEngine()
     seats: list[str] = []
@@ -433,9 +480,12 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) ->
     prev: Json = None
     halt_index: int | None = None
     seq_index: dict[int, int] = {}
-    for i, event in enumerate(events):
+    for i, (event, line) in enumerate(_in_fold_order(events, bad)):
         before = len(engine.findings)
-        engine.apply(event)
+        if line is None:
+            engine.apply(event)
+        else:
+            engine.unreadable(event, line.code, bad_message(line))
         if engine.ctx is not None and not seats:
             seats = list(engine.ctx.seats)
             if viewer is not None and viewer not in seats:
@@ -444,7 +494,7 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) ->
             halt_index = i
         seq = event.get("seq")
         if isinstance(seq, int):
-            seq_index[seq] = i
+            seq_index.setdefault(seq, i)  # the first row of a seq, as the timeline's
         new = engine.findings[before:]
         rows_by_topic = None
         if any(f.kind == DISCREPANCY for f in new) and event.get("type") in ("RoundEnded", "GameEnded"):
@@ -455,23 +505,32 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) ->
         state = _jsonable(state)
         patches.append(["=", state] if i == 0 else diff(prev, state))
         prev = state
-        shown = event if viewer is None else redact(event, viewer)
+        if line is None:
+            shown = event if viewer is None else _unhashed(redact(event, viewer))
+            desc = describe(shown, seats)
+        else:
+            text, shown = _bad_row(event, line, viewer)
+            desc = [text]
         out_events.append({
             "i": i,
             "seq": seq,
             "type": str(event.get("type", "?")),
             "actor": str(event.get("actor", "?")),
             "ts": str(event.get("ts", "")),
-            "desc": describe(shown, seats),
+            "desc": desc,
             "event": _jsonable(shown),
         })
     if viewer is not None and not seats:
         raise ValueError("the log has no GameCreated: there is no seat to view it from")
     record = engine.record()
+    unplaced = [Finding(b.seq if b.seq is not None else record.last_seq, "LOG-EVENT", INTEGRITY,
+                        bad_message(b)) for b in bad if b.obj is None]
+    if unplaced:  # where verify puts them: in seq order, after the engine's at a seq
+        record.findings = sorted([*record.findings, *unplaced], key=lambda f: f.seq)
     transfer_rows = _transfer_rows(engine)
     findings = []
     for f in record.findings:
-        anchor, rows = found.get(id(f)) or (seq_index.get(f.seq, len(events) - 1),
+        anchor, rows = found.get(id(f)) or (_anchor(seq_index, f.seq, len(out_events)),
                                             _details(f, None, transfer_rows))
         findings.append({
             "i": anchor,
@@ -485,7 +544,8 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) ->
     findings.sort(key=lambda f: f["i"])  # stable: the record's order within an event
     for k, f in enumerate(findings):
         f["n"] = k
-    created = _current(events[0]).get("payload", {}) if events[0].get("type") == "GameCreated" else {}
+    first = events[0] if events else {}
+    created = _current(first).get("payload", {}) if first.get("type") == "GameCreated" else {}
     counts = Counter(f["kind"] for f in findings)
     meta = {
         "game_id": record.game_id,
@@ -502,9 +562,18 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None) ->
         "chained": record.chained,
         "kinds": dict(sorted(counts.items())),
         "results": _jsonable(record.results.to_dict()),
-        "count": len(events),
+        "count": len(out_events),
     }
     return {"meta": meta, "events": out_events, "patches": patches, "findings": findings}
+
+
+def _anchor(seq_index: dict[int, int], seq: int, count: int) -> int:
+    """The row of a finding no row raised: the first row of its seq, else the last row
+    before it (a line of the game that is not on the page, a gap), else the first."""
+    if seq in seq_index:
+        return seq_index[seq]
+    before = [i for s, i in seq_index.items() if s < seq]
+    return max(before) if before else min(seq_index.values(), default=count - 1)
 
 
 # -- the page -----------------------------------------------------------------------------------
@@ -620,18 +689,20 @@ def render_html(
     viewer: str | None = None,
     at: int | None = None,
     title: str | None = None,
+    bad: Sequence[BadLine] = (),
 ) -> str:
     """The replay page for one game's events (in seq order), as one HTML string.
 
     ``viewer``: a seated player id: show only what he could see (ValueError if he is
     not seated). ``at``: the page opens right after the last event with ``seq <= at``
     (default: the first finding, else the last event; ValueError if there is none). ``title``:
-    the page heading (default ``Replay of game <id>``).
+    the page heading (default ``Replay of game <id>``). ``bad``: the game's lines that
+    are not valid events, as :func:`build_report` takes them.
     """
-    report = build_report(events, viewer)
+    report = build_report(events, viewer, bad)
     meta = report["meta"]
     if at is None:
-        initial = report["findings"][0]["i"] if report["findings"] else len(events) - 1
+        initial = report["findings"][0]["i"] if report["findings"] else len(report["events"]) - 1
     else:
         matches = [e["i"] for e in report["events"] if isinstance(e["seq"], int) and e["seq"] <= at]
         if not matches:

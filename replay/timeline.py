@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events.cards import parse_card, pretty_card
+from ..events.cards import is_card_code, parse_card, pretty_card
 from ..events.timestamps import ts_millis
-from .engine import GameRecord
+from .engine import GameEngine, GameRecord
 from .rule_text import rule_text
 
 
 def cards_text(codes: list[str]) -> str:
-    return " ".join(pretty_card(parse_card(c)) for c in codes)
+    """Cards with suit symbols; a card a player's view hides (``??``) stays ``??``."""
+    return " ".join(pretty_card(parse_card(c)) if is_card_code(c) else str(c) for c in codes)
 
 
 def _melds_text(melds: list[dict[str, Any]]) -> str:
@@ -60,7 +61,7 @@ def describe(event: dict[str, Any]) -> str:
     if t == "WidowBought":
         return f"{who} bought the widow for {p['price']}"
     if t == "PokerHandDeclared":
-        return f"{who} declared the poker hand {cards_text(p['cards'])}"
+        return f"{who} declared a poker hand: {cards_text(p['cards'])}"
     if t == "FreshPressed":
         return f"{who} pressed Fresh"
     if t == "PlayerConnected":
@@ -86,23 +87,59 @@ def describe(event: dict[str, Any]) -> str:
     return f"{who}: {t} {p}"
 
 
+def _producers(events: list[dict[str, Any]]) -> dict[tuple[int, str, str, str], list[int]]:
+    """For each finding a fresh replay of ``events`` raises, the positions of the events
+    whose application raised it (in order)."""
+    engine = GameEngine()
+    made: dict[tuple[int, str, str, str], list[int]] = {}
+    for i, event in enumerate(events):
+        before = len(engine.findings)
+        engine.apply(event)
+        for f in engine.findings[before:]:
+            made.setdefault((f.seq, f.rule, f.kind, f.message), []).append(i)
+    return made
+
+
 def timeline(events: list[dict[str, Any]], record: GameRecord) -> list[dict[str, Any]]:
-    """Rows ``{seq, ts, t (seconds since start), actor, type, text, findings}``."""
+    """Rows ``{seq, ts, t (seconds since start), actor, type, text, findings}``.
+
+    A finding sits on the row of its ``seq``. When several events hold that seq (a
+    repeated or conflicting event, which the replay skips), it sits on the one whose
+    replay raised it — the skipped copy, not the event that was applied — so the row
+    shows the move that caused it; findings no event raised go on the first.
+    """
     from ..events.upcast import upcast
 
-    by_seq: dict[int, list[dict[str, Any]]] = {}
+    positions: dict[int, list[int]] = {}
+    for i, e in enumerate(events):
+        positions.setdefault(e["seq"], []).append(i)
+    producers = (_producers(events) if any(len(v) > 1 for v in positions.values())
+                 else {})
+    at_row: dict[int, list[dict[str, Any]]] = {}
+    orphans: dict[int, list[dict[str, Any]]] = {}
     for f in record.findings:
-        by_seq.setdefault(f.seq, []).append({**f.to_dict(), "rule_text": rule_text(f.rule)})
+        shown = {**f.to_dict(), "rule_text": rule_text(f.rule)}
+        rows_of_seq = positions.get(f.seq)
+        if not rows_of_seq:  # a seq no event holds (a gap, a line that is not an event)
+            orphans.setdefault(f.seq, []).append(shown)
+            continue
+        made = producers.get((f.seq, f.rule, f.kind, f.message))
+        row = rows_of_seq[0]
+        if made:
+            raised = made.pop(0)
+            if raised in rows_of_seq:
+                row = raised
+        at_row.setdefault(row, []).append(shown)
     start = ts_millis(events[0]["ts"]) if events else 0
     rows = []
-    for e in events:
+    for i, e in enumerate(events):
         current = upcast(e)
         rows.append({
             "seq": e["seq"], "ts": e["ts"], "t": (ts_millis(e["ts"]) - start) / 1000,
             "actor": e["actor"], "type": e["type"], "text": describe(current),
-            "findings": by_seq.pop(e["seq"], []),
+            "findings": at_row.get(i, []),
         })
-    for seq, extra in sorted(by_seq.items()):  # findings at seqs no event holds (e.g. gaps)
+    for seq, extra in sorted(orphans.items()):  # findings at seqs no event holds (e.g. gaps)
         rows.append({"seq": seq, "ts": None, "t": None, "actor": "", "type": "",
                      "text": "(no event)", "findings": extra})
     return rows

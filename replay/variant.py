@@ -181,7 +181,7 @@ class Variant(ABC):
         ``active`` (player ids), ``hands`` ({player: [cards]}; with a viewer only his
         own), ``hand_counts`` ({player: n}), ``stock_count``, ``stock`` (top first; only
         without a viewer), ``discard_pile`` (bottom first), ``melds`` ([{kind, cards,
-        stands, owner}]), ``pots`` ({pool: chips}: ``pot``, ``kitty``, ``poker``,
+        stands, owner}]; ``owner`` a player id), ``pots`` ({pool: chips}: ``pot``, ``kitty``, ``poker``,
         ``pay:AH``...), ``scores`` ({player: int}), ``over``, ``winners``. Variant-specific
         extras go under other keys (e.g. ``widow``, ``buy_window``).
         """

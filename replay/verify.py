@@ -119,7 +119,7 @@ def verify_files(
                     if engine is None:
                         engine = engines[bad.obj["game_id"]] = GameEngine()
                         order.append(bad.obj["game_id"])
-                    engine.unreadable(bad.obj, bad.code, _message(bad))
+                    engine.unreadable(bad.obj, bad.code, bad_line_message(bad))
             unreported += 1
             if unreported == _PROGRESS_EVERY and progress is not None:
                 progress(unreported)
@@ -158,7 +158,8 @@ def _bad_line(run: VerifyRun, path: Path, line_no: int, raw: str, error: object)
     return bad
 
 
-def _message(b: BadLine) -> str:
+def bad_line_message(b: BadLine) -> str:
+    """The LOG-EVENT message of a line that is not a valid event."""
     return f"{b.source}:{b.line_no} is not a valid event: {b.reason}"
 
 
@@ -170,11 +171,11 @@ def fold(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
     k = 0
     for event in events:
         while k < len(pending) and (pending[k].seq or 0) < event["seq"]:
-            engine.unreadable(pending[k].obj or {}, pending[k].code, _message(pending[k]))
+            engine.unreadable(pending[k].obj or {}, pending[k].code, bad_line_message(pending[k]))
             k += 1
         engine.apply(event)
     for b in pending[k:]:
-        engine.unreadable(b.obj or {}, b.code, _message(b))
+        engine.unreadable(b.obj or {}, b.code, bad_line_message(b))
     return engine.record()
 
 
@@ -275,7 +276,7 @@ def _add_record(
         if b.obj is not None:  # taken by the replay in its place: reported there
             continue
         seq = b.seq if b.seq is not None else record.last_seq
-        record.findings.append(Finding(seq, "LOG-EVENT", "integrity", _message(b)))
+        record.findings.append(Finding(seq, "LOG-EVENT", "integrity", bad_line_message(b)))
         added = True
     if added:  # in seq order, as the engine gives them (stable within a seq)
         record.findings.sort(key=lambda f: f.seq)
@@ -290,12 +291,12 @@ def _finish(run: VerifyRun, bad_by_game: dict[str, list[BadLine]]) -> None:
         placed = [b for b in bads if b.obj is not None]
         if placed:  # a game of which no line is a valid event, but some can be placed
             record = fold([], placed)
-            record.findings.extend(Finding(b.seq or 0, "LOG-EVENT", "integrity", _message(b))
+            record.findings.extend(Finding(b.seq or 0, "LOG-EVENT", "integrity", bad_line_message(b))
                                    for b in bads if b.obj is None)
             record.findings.sort(key=lambda f: f.seq)
             run.records.append(record)
             continue
-        findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity", _message(b)) for b in bads]
+        findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity", bad_line_message(b)) for b in bads]
         run.records.append(GameRecord(game_id, "", findings, True, Results([], {}, {}), [], 0, -1))
     check_tables(run)
     run.records.sort(key=lambda r: r.game_id)

@@ -172,7 +172,9 @@ def test_bundle_holds_the_raw_lines_the_report_and_the_proof(world: dict[str, An
     assert orjson.loads(members["proof.json"]) == proof.to_document()
     assert orjson.loads(members["checkpoint.json"]) == world["cp2"].to_document()
     manifest = orjson.loads(members["manifest.json"])
-    assert manifest["tool"] == {"name": "rummyguard", "version": "0.1.0"}
+    from rummyguard import __version__
+
+    assert manifest["tool"] == {"name": "rummyguard", "version": __version__}
     assert manifest["game_id"] == game_id
     assert set(manifest["members"]) == set(members) - {"manifest.json"}
     assert manifest["html"]["included"] == ("report.html" in members)

@@ -623,7 +623,8 @@ class ClassicRummy(CardTable):
                 "redeals": self.unanimous_fresh,
                 "over": self.over,
                 "winners": self.winners(),
-                "melds": [m.to_dict() for m in self.declared],
+                "melds": [{**m.to_dict(), "owner": self.player(m.owner) if m.owner >= 0 else None}
+                          for m in self.declared],
             }
         )
         return out

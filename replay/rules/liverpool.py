@@ -858,7 +858,8 @@ class Liverpool(CardTable):
         top = format_card(self.pile[-1]) if self.live and self.pile else None
         out.update({
             "contract": contract_text(self.round_no) if self.round_no else None,
-            "melds": [m.to_dict() for m in self.melds],
+            "melds": [{**m.to_dict(), "owner": self.player(m.owner) if m.owner >= 0 else None}
+                      for m in self.melds],
             "laid_down": [self.player(s) for s in range(self.n) if self.laid[s]],
             "buys": {self.player(s): k for s, k in enumerate(self.buys) if k},
             "live_discard": top,
