@@ -33,7 +33,14 @@ tables (columns are documented in docs/fraud.md):
                   the run; a player who sees every hand picks the start that reaches
                   furthest (``reach - tie_reach``: against the starts that looked the same;
                   ``(reach - run) - (reach_mean - run_mean)``: the hidden part of the reach
-                  against his options).
+                  against his options). Round 4: ``hb`` — he chose *the* start a seeing
+                  player picks (among the clean starts, his lowest card of each allowed
+                  suit: the most reach, the lowest card among equals) — and how that start
+                  looked to him against his other clean starts (``hb_run``: its run minus
+                  the best other run; ``hb_pay``: whether its suit's pay card is still ahead
+                  of it, minus the best other's; ``hb_same``: other starts that looked
+                  exactly alike), ``n_clean`` clean starts. The look is all the null needs:
+                  an honest choice depends on it and not on the hidden reach.
 
 The per-game function is pure and picklable (a module-level function of plain data),
 so it runs unchanged under a process pool or Ray ``map_batches``: :func:`batch_facts`
@@ -55,6 +62,7 @@ import pyarrow as pa
 from ..events.cards import parse_card
 from ..events.timestamps import ts_millis
 from ..replay.engine import GameEngine
+from ..replay.rules.michigan import PLAYED as MI_PLAYED
 from ..replay.rules.michigan import START as MI_START
 from .handeval import Family, family_of, gain_of, gain_sum, hand_masks, masks_gain, meld_distance, own_values
 
@@ -109,7 +117,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("game_id", pa.string()), ("seq", pa.int32()), ("player", pa.string()),
         ("n_opt", pa.int8()), ("run", pa.int8()), ("reach", pa.int8()),
         ("reach_mean", pa.float32()), ("reach_max", pa.int8()), ("run_mean", pa.float32()),
-        ("tie_n", pa.int8()), ("tie_reach", pa.float32()),
+        ("tie_n", pa.int8()), ("tie_reach", pa.float32()), ("n_clean", pa.int8()),
+        ("hb", pa.bool_()), ("hb_run", pa.int8()), ("hb_pay", pa.int8()), ("hb_same", pa.int8()),
     ]),
 }
 
@@ -436,7 +445,8 @@ class _Observer:
 
     def _start(self, event: Event, player: str, st: Any) -> None:
         """Michigan: a start after a stop with two or more suits to choose from — how far
-        each candidate start would visibly chain and would really reach (hidden owners)."""
+        each candidate start would visibly chain and would really reach (hidden owners),
+        and whether he chose the start a player who sees every hand would choose."""
         due = self.mi_due
         seat = self.seat_index.get(player, -1)
         if due is None or due[0] != MI_START or due[1] != seat:
@@ -444,15 +454,14 @@ class _Observer:
         card = parse_card(event["payload"]["card"])
         owner = list(st.owner)
         owner[card] = seat  # the state before the play
-        options = []
+        clean = []  # his lowest card of each suit he may start (MI-START / MI-STOP)
         for suit in range(4):
             if suit == due[2]:
                 continue
             low = next((c for c in range(suit, 52, 4) if owner[c] == seat), None)
             if low is not None:
-                options.append(low)
-        if card not in options:
-            options.append(card)  # a dearer start (MI-PENALTY): still his choice
+                clean.append(low)
+        options = clean if card in clean else [*clean, card]  # a dearer start (MI-PENALTY)
         if len(options) < 2:
             return
 
@@ -473,9 +482,35 @@ class _Observer:
         reaches = [r for _, r in measured.values()]
         runs = [u for u, _ in measured.values()]
         ties = [r for u, r in measured.values() if u == run]
+        hb, hb_run, hb_pay, hb_same = self._seeing_start(card, clean, measured, owner,
+                                                         st.pay_cards)
         self.sink.add("starts", self.game_id, event["seq"], player, len(options), run, reach,
                       sum(reaches) / len(reaches), max(reaches), sum(runs) / len(runs),
-                      len(ties), sum(ties) / len(ties))
+                      len(ties), sum(ties) / len(ties), len(clean), hb, hb_run, hb_pay, hb_same)
+
+    @staticmethod
+    def _seeing_start(card: int, clean: list[int], measured: dict[int, tuple[int, int]],
+                      owner: list[int], pay_cards: tuple[int, ...]) -> tuple[bool, int, int, int]:
+        """The start a player who sees every hand picks — of the clean starts, the one that
+        plays the most of his own cards before the stop, the lowest card among equals — and
+        how it looked to the player: ``(chosen, run gap, pay gap, look-alikes)`` against
+        his other clean starts. The look is what an honest choice can depend on (his own
+        consecutive cards; whether the suit's pay card is still to be played above the
+        start); the reach is what it cannot."""
+        if not clean:
+            return False, 0, 0, 0
+        best = max(clean, key=lambda c: (measured[c][1], -c))
+
+        def ahead(c: int) -> int:
+            return int(any(p & 3 == c & 3 and p > c and owner[p] != MI_PLAYED for p in pay_cards))
+
+        others = [c for c in clean if c != best]
+        look = (measured[best][0], ahead(best))
+        if not others:
+            return card == best, 0, 0, 0
+        looks = [(measured[c][0], ahead(c)) for c in others]
+        return (card == best, look[0] - max(u for u, _ in looks), look[1] - max(a for _, a in looks),
+                sum(1 for x in looks if x == look))
 
     def _round_end(self, event: Event, hands: list[list[int]], st: Any) -> None:
         """A round just ended (the state left ``in_round``): who ended it and what

@@ -48,6 +48,10 @@ built on three discards is visibly thin:
   grow with consistent evidence and stay near 0 on thin evidence. The two-sample forms
   above compare with the same player's behaviour toward others, which vanishes for a
   pair that always sits together (DETECTION.md, round 3).
+- Michigan starts, round 4 (player: ``mi_hb_z``, folded into ``hc_z`` in place of
+  ``mi_reach_z``): how often he chose the very start a player who sees every hand picks,
+  beyond the population's rate for starts that looked the same to him (DETECTION.md,
+  round 4).
 
 Inputs: a DuckDB connection holding ``fraud.moves`` ... (see :mod:`.facts`). Outputs are
 polars DataFrames ordered by player (pair: ``p1 < p2``) — byte-stable.
@@ -67,7 +71,7 @@ PLAYER_FEATURES: tuple[str, ...] = (
     "keep_gain", "n_devices", "n_ips", "device_sharers",
     "hc_tie", "hc_tie_t", "hc_tie_n", "hc_pub", "stock_edge", "auto_co_max", "fresh_co_max",
     "auto_disc_rate", "auto_disc_share",
-    "stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z",
+    "stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z", "mi_hb_z",
 )
 
 #: pair-level feature columns (model inputs), in order
@@ -252,6 +256,30 @@ miz AS (
              AS mi_reach_z
     FROM mi GROUP BY player
 ),
+-- Michigan starts, round 4: did he choose *the* start a seeing player picks (most of his
+-- own cards played before the stop, lowest card among equals: hb), against the rate at
+-- which the population chose it when it looked the same way (its run and pay card against
+-- his other clean starts, how many looked alike, how many he had) — an honest choice
+-- depends on the look, not on the hidden reach. Cell rates shrunk to the rate for that
+-- number of starts by 20 rows. Each start weighs (1 - p), what a seeing choice can add
+-- over the honest rate: sum w(hb - p) / sqrt(sum w^2 p(1 - p)). (The exact score weight,
+-- 1/p, let rare cells' honest outliers in on a development world; 1 and 1/sqrt(p) ranked
+-- the cheaters a little lower there.)
+mhq AS (
+    SELECT player, hb::INT AS x, n_clean AS n, least(greatest(hb_run, -2), 2) AS dr,
+           hb_pay AS dp, least(hb_same, 3) AS ns
+    FROM fraud.starts WHERE n_clean >= 2
+),
+mhn AS (SELECT n, avg(x) AS pn FROM mhq GROUP BY n),
+mhc AS (
+    SELECT n, dr, dp, ns,
+           least(greatest((sum(x) + 20 * any_value(pn)) / (count(*) + 20), 0.02), 0.98) AS p
+    FROM mhq JOIN mhn USING (n) GROUP BY n, dr, dp, ns
+),
+mhz AS (
+    SELECT player, sum((1 - p) * (x - p)) / sqrt(sum((1 - p) ^ 2 * p * (1 - p))) AS mi_hb_z
+    FROM mhq JOIN mhc USING (n, dr, dp, ns) GROUP BY player
+),
 co_max AS (
     SELECT c.player,
            max((c.aa + 0.5) / (c.n * r1.ra * r2.ra + 0.5)) AS auto_co_max,
@@ -277,10 +305,10 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        coalesce(ad.n_auto_disc, 0) / nullif(tim.n_turns, 0) AS auto_disc_rate,
        coalesce(ad.n_auto_disc, 0) / nullif(tim.n_auto, 0) AS auto_disc_share,
        zst.stock_z, ztz.hc_tie_z, zaz.hc_all_z,
-       (coalesce(zst.stock_z, 0) + coalesce(ztz.hc_tie_z, 0) + coalesce(miz.mi_reach_z, 0))
+       (coalesce(zst.stock_z, 0) + coalesce(ztz.hc_tie_z, 0) + coalesce(mhz.mi_hb_z, 0))
          / sqrt(greatest((zst.stock_z IS NOT NULL)::INT + (ztz.hc_tie_z IS NOT NULL)::INT
-                         + (miz.mi_reach_z IS NOT NULL)::INT, 1)) AS hc_z,
-       miz.mi_tie_z, miz.mi_reach_z,
+                         + (mhz.mi_hb_z IS NOT NULL)::INT, 1)) AS hc_z,
+       miz.mi_tie_z, miz.mi_reach_z, mhz.mi_hb_z,
        coalesce(tim.n_timed, 0) AS n_timed, coalesce(hc.hc_n, 0) AS n_discards,
        coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns,
        coalesce(miz.n_starts, 0) AS n_starts
@@ -290,7 +318,7 @@ LEFT JOIN ses USING (player) LEFT JOIN dsh USING (player)
 LEFT JOIN tie USING (player) LEFT JOIN tpub USING (player) LEFT JOIN edge USING (player)
 LEFT JOIN co_max USING (player) LEFT JOIN ad USING (player)
 LEFT JOIN zst USING (player) LEFT JOIN ztz USING (player) LEFT JOIN zaz USING (player)
-LEFT JOIN miz USING (player)
+LEFT JOIN miz USING (player) LEFT JOIN mhz USING (player)
 ORDER BY res.player
 """
 

@@ -122,7 +122,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "bot": ("think_sd", "think_sd_draw", "think_diff_corr", "slow_share", "think_median_log",
             "n_games"),
     "hidden_card": ("stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z",
-                    "stock_informed", "stock_edge"),
+                    "mi_hb_z", "stock_informed", "stock_edge"),
     "timeout_abuse": ("auto_disc_share", "auto_disc_rate", "auto_rate", "disconnect_rate",
                       "fresh_rate", "auto_co_max", "fresh_co_max", "fresh_dist_rel"),
 }

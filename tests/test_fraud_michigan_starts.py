@@ -1,0 +1,188 @@
+"""Michigan hidden-card starts, round 4: the ``starts`` fact names the start a player who
+sees every hand picks (``hb``), and ``mi_hb_z`` pools how often a player chose it beyond
+the population's rate for starts that looked the same.
+
+- A hand-made deal (seats a, b, c, dealer c: a starts) where a's visibly best start (the
+  longest run of his own cards) is not the one that plays the most of his cards before
+  the stop, and where two starts reach equally far (the seeing pick takes the lower card).
+- The pay-card part of the look: a pay card already played is no longer ahead.
+- Games played by the simulator's own Michigan brain: a hidden-card cheater (intensity 1)
+  against honest players. Every start the simulator labels as planted is the start the
+  fact ranks first, and the cheater tops ``mi_hb_z``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import polars as pl
+import pytest
+from logkit import Log
+from test_michigan_kit import michigan_deck
+
+from rummyguard.events.cards import parse_card, parse_cards
+from rummyguard.fraud.facts import SCHEMAS, _Observer, batch_facts, game_facts
+from rummyguard.fraud.features import PLAYER_FEATURES, player_features
+from rummyguard.fraud.models import SIGNATURES
+from rummyguard.fraud.pipeline import memory_db
+from rummyguard.replay.rules.michigan import PLAYED, WIDOW
+from rummyguard.sim.agents import Act, Agent
+from rummyguard.sim.brain_michigan import MichiganBrain
+from rummyguard.sim.driver import Platform
+from rummyguard.sim.timing import human_timing
+
+# -- a hand-made deal ------------------------------------------------------------------------------
+# a (seat 0) starts. His lowest card of each suit and where its sequence goes:
+#   2C: 3C in the widow                      -> run 1, reach 1
+#   2D 3D: 4D in the widow                    -> run 2, reach 2  (the visibly best start)
+#   2H: 3H b, 4H a, 5H in the widow           -> run 1, reach 2
+#   2S: 3S b, 4S c, 5S a, 6S a, 7S widow      -> run 1, reach 3  (the seeing player's start)
+# Every pay card (JS QD KC AH) is still ahead of every 2: the pay part of the look is equal.
+A = ["2C", "2D", "3D", "2H", "4H", "2S", "5S", "6S", "9C", "TC", "9D", "TD", "9H"]
+PLACED = {"b": ["3H", "3S"], "c": ["4S"], "w": ["5H", "3C", "4D", "7S"]}
+
+
+def _deal() -> list[str]:
+    """Fill b, c and the widow up to 13 cards each with the cards nobody placed."""
+    used = set(parse_cards(A + [c for cs in PLACED.values() for c in cs]))
+    rest = [c for c in range(52) if c not in used]
+    hands = {k: list(v) for k, v in PLACED.items()}
+    for card in rest:
+        k = min(hands, key=lambda h: (len(hands[h]), "bcw".index(h)))
+        hands[k].append(f"{'23456789TJQKA'[card >> 2]}{'CDHS'[card & 3]}")
+    return michigan_deck([A, hands["b"], hands["c"], hands["w"]])
+
+
+def _game(script: str) -> list[dict[str, Any]]:
+    log = Log("mi-hand")
+    log.created("michigan", ["a", "b", "c"], dealer=2)
+    log.round(_deal(), dealer=2)
+    for step in script.split():
+        who, card = step.split(":")
+        log.add("CardPlayed", who, {"card": card})
+    return log.events
+
+
+def _starts(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    table = pl.from_arrow(game_facts(events)["starts"])
+    assert isinstance(table, pl.DataFrame)
+    return table.sort("seq").to_dicts()
+
+
+SPADES = "a:2S b:3S c:4S a:5S a:6S"  # stops at 7S (widow); a restarts, spades barred
+
+
+def test_the_seeing_start_is_the_furthest_reach_not_the_longest_run() -> None:
+    first, second = _starts(_game(SPADES + " a:2D a:3D"))
+    # first start: a plays 2S, the start that plays most of his cards (3) though it looked
+    # worse (run 1) than 2D (run 2); 2C and 2H looked exactly like it
+    assert (first["seq"], first["player"], first["n_opt"], first["n_clean"]) == (2, "a", 4, 4)
+    assert (first["run"], first["reach"], first["reach_max"]) == (1, 3, 3)
+    assert first["hb"] is True
+    assert (first["hb_run"], first["hb_pay"], first["hb_same"]) == (-1, 0, 2)
+    # second start (spades barred): 2D and 2H both reach 2; the seeing pick is the lower
+    # card, 2D, which is also the visibly best (run 2 against 1 and 1)
+    assert (second["player"], second["n_clean"], second["run"], second["reach"]) == ("a", 3, 2, 2)
+    assert second["hb"] is True
+    assert (second["hb_run"], second["hb_pay"], second["hb_same"]) == (1, 0, 0)
+
+
+def test_an_honest_looking_start_is_not_the_seeing_one() -> None:
+    # a starts 2D, his visibly best start: reach 2 of a possible 3 (2S)
+    (row,) = _starts(_game("a:2D a:3D"))
+    assert (row["run"], row["reach"], row["reach_max"], row["hb"]) == (2, 2, 3, False)
+    assert (row["hb_run"], row["hb_pay"], row["hb_same"]) == (-1, 0, 2)  # 2S's look, as above
+    # after the spades, 2H reaches as far as 2D but is not the seeing pick (the lower card is)
+    rows = _starts(_game(SPADES + " a:2H b:3H a:4H"))
+    assert (rows[1]["reach"], rows[1]["reach_max"], rows[1]["hb"]) == (2, 2, False)
+
+
+def test_a_dearer_start_is_an_option_but_never_the_seeing_pick() -> None:
+    # a starts 3D (not his lowest diamond: MI-PENALTY): five options, four clean
+    (row,) = _starts(_game("a:3D"))
+    assert (row["n_opt"], row["n_clean"], row["hb"]) == (5, 4, False)
+
+
+def test_a_played_pay_card_is_no_longer_ahead() -> None:
+    """The pay part of the look: the suit's pay card still to be played above the start.
+    With 5S a pay card and already played, a spade start below it no longer has it ahead."""
+    owner = [WIDOW] * 52
+    seat = 0
+    for c in parse_cards(["2S", "3S", "2H", "3H"]):
+        owner[c] = seat
+    pay = tuple(parse_cards(["5S", "AH"]))
+    measured = {parse_card("2S"): (2, 2), parse_card("2H"): (2, 2)}
+    clean = sorted(measured)
+    # both look the same (run 2, pay ahead): the seeing pick is the lower card, 2H
+    assert _Observer._seeing_start(parse_card("2H"), clean, measured, owner, pay) == (True, 0, 0, 1)
+    owner[parse_card("5S")] = PLAYED
+    # 5S played: 2S has no pay card ahead any more; 2H (AH ahead) now looks better
+    measured[parse_card("2S")] = (2, 3)  # and 2S reaches further: the seeing pick
+    assert _Observer._seeing_start(parse_card("2H"), clean, measured, owner, pay) == (False, 0, -1, 0)
+    assert _Observer._seeing_start(parse_card("2S"), clean, measured, owner, pay) == (True, 0, -1, 0)
+
+
+def test_schema_and_feature_registration() -> None:
+    names = SCHEMAS["starts"].names
+    assert names[-5:] == ["n_clean", "hb", "hb_run", "hb_pay", "hb_same"]
+    assert "mi_hb_z" in PLAYER_FEATURES and "mi_hb_z" in SIGNATURES["hidden_card"]
+
+
+# -- the simulator's own brain ---------------------------------------------------------------------
+SEATS = ["p0", "p1", "p2", "p3"]
+SKILL = {"p0": 1.0, "p1": 0.3, "p2": 0.6, "p3": 0.9}
+
+
+def _agents(game: int) -> dict[str, Agent]:
+    agents = {}
+    for i, pid in enumerate(SEATS):
+        rng = random.Random(1000 * game + i)
+        acts = {}
+        if pid == "p0":  # sees every hand and uses it at every start (intensity 1)
+            acts["hidden_card"] = Act("hidden_card", "hi1", 1.0, "cheater")
+        agents[pid] = Agent(pid, SKILL[pid], "steady", human_timing(rng, SKILL[pid]), rng,
+                            MichiganBrain(), acts=acts)
+    return agents
+
+
+@pytest.fixture(scope="module")
+def simulated() -> tuple[list[list[dict[str, Any]]], set[tuple[str, int]]]:
+    games, planted = [], set()
+    for g in range(6):
+        order = SEATS[g % 4:] + SEATS[:g % 4]  # the cheater in every seat in turn
+        platform = Platform(f"sim-{g}", "michigan", order, seed=500 + g, dealer=g % 3,
+                            start_ms=1_795_000_000_000 + g * 900_000)
+        games.append(platform.run(_agents(g)))
+        planted |= {(f"sim-{g}", seq) for seq, pid, mech in platform.planted
+                    if mech == "hidden_card" and pid == "p0"}
+    return games, planted
+
+
+def test_every_planted_start_is_the_one_the_fact_ranks_first(simulated: Any) -> None:
+    games, planted = simulated
+    starts = pl.from_arrow(batch_facts(games)["starts"])
+    assert isinstance(starts, pl.DataFrame)
+    assert len(planted) >= 10
+    keyed = {(r["game_id"], r["seq"]): r for r in starts.to_dicts()}
+    for key in sorted(planted):
+        row = keyed[key]  # a planted start is a start row
+        assert row["player"] == "p0" and row["hb"] and row["reach"] == row["reach_max"], row
+    # the cheater (skill 1, intensity 1) takes the seeing start every time he has a choice
+    mine = starts.filter((pl.col("player") == "p0") & (pl.col("n_clean") >= 2))
+    assert mine.height >= 30 and mine.get_column("hb").all()
+    # honest players do not: they go by what they see
+    honest = starts.filter((pl.col("player") != "p0") & (pl.col("n_clean") >= 2))
+    assert honest.height >= 60
+    assert honest.get_column("hb").mean() < 0.85  # type: ignore[operator]
+
+
+def test_the_cheater_tops_mi_hb_z(simulated: Any) -> None:
+    games, _ = simulated
+    players = player_features(memory_db(batch_facts(games)))
+    z = dict(zip(players.get_column("player"), players.get_column("mi_hb_z"), strict=True))
+    assert max(z, key=lambda p: z[p]) == "p0"
+    assert z["p0"] > 3.0
+    assert all(z[p] < 1.5 for p in SEATS[1:]), z
+    hc = dict(zip(players.get_column("player"), players.get_column("hc_z"), strict=True))
+    assert hc["p0"] == pytest.approx(z["p0"])  # Michigan only: hc_z is his start evidence
