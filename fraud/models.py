@@ -15,6 +15,17 @@
   all training rows inside :class:`~sklearn.calibration.CalibratedClassifierCV`
   (sigmoid: isotonic overfits a few dozen positives), so a score reads as a
   probability. ``trained_on[name]`` records the choice and both CV scores.
+- Pooled evidence stands alone when positives are thin (:data:`POOLED`): a mechanism
+  with a pooled z over every context it can be seen in (hidden-card knowledge:
+  ``hc_z``, a Stouffer combination of the stock, tie, all-decisions and Michigan-start
+  scores) is scored by that z alone (a logistic regression on it, so still calibrated)
+  when the training world has fewer than :data:`POOLED_BELOW` positives. Why: a dozen
+  training cheaters play a few contexts; a learner over the separate signals learns
+  *those* contexts, and a cheater seen in one other context (a Michigan-only player has
+  one signal, the rest imputed) ranks below honest players with mild evidence
+  everywhere. The z already weighs each context by its own evidence. Decided on a
+  development world (seed 7707: the pooled z alone 0.80 average precision against the
+  chosen learner's 0.62; DETECTION.md round 4), not on the held-out worlds.
 - Unsupervised: an :class:`~sklearn.ensemble.IsolationForest` on standardised, imputed
   features, for behaviour no training world contained; its score is a population
   percentile (1.0 = the most unusual).
@@ -128,6 +139,22 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: mechanism -> its pooled evidence column, the score when training positives are thin
+POOLED: dict[str, str] = {"hidden_card": "hc_z"}
+#: below this many training positives a mechanism in POOLED is scored by its pooled z
+POOLED_BELOW = 30
+
+
+def _pooled(columns: list[int]) -> Any:
+    """Logistic regression on one pooled z column: a calibrated, increasing map of the
+    z. A missing z (no context of the mechanism played) is 0, the population's mean."""
+    return make_pipeline(
+        ColumnTransformer([("pooled", "passthrough", columns)], remainder="drop"),
+        SimpleImputer(strategy="constant", fill_value=0.0, keep_empty_features=True),
+        LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000),
+    )
+
+
 def _signature(columns: list[int]) -> Any:
     """Logistic regression on the mechanism's signature columns only (indices into the
     level's feature matrix), mildly regularised: few inputs, few positives."""
@@ -141,12 +168,14 @@ def _signature(columns: list[int]) -> Any:
 
 #: the candidate learners (name -> factory), tried in this order (ties keep the first)
 LEARNERS: dict[str, Any] = {"boosting": _boosting, "logistic": _logistic, "signature": _signature}
+#: learners bound to a few columns (chosen by rule, not by cross-validation)
+_COLUMN_LEARNERS: dict[str, Any] = {"signature": _signature, "pooled": _pooled}
 
 
 def _factory(learner: str, columns: list[int] | None) -> Any:
     """A zero-argument factory of the learner (the signature one bound to its columns)."""
-    if learner == "signature":
-        return partial(_signature, columns or [])
+    if learner in _COLUMN_LEARNERS:
+        return partial(_COLUMN_LEARNERS[learner], columns or [])
     return LEARNERS[learner]
 
 
@@ -234,7 +263,10 @@ class FraudModel:
             else:
                 y = np.array([p in player_pos.get(m, set()) for p in pids])
                 cols = [self.player_features.index(c) for c in SIGNATURES[m]]
-                self._fit_one(m, xp[keep_p], y[keep_p], cols)
+                pooled = None
+                if m in POOLED and int(y[keep_p].sum()) < POOLED_BELOW:
+                    pooled = [self.player_features.index(POOLED[m])]
+                self._fit_one(m, xp[keep_p], y[keep_p], cols, pooled)
         any_p = set().union(*(v for m, v in player_pos.items() if m not in exclude))
         any_q = set().union(*(v for m, v in pair_pos.items() if m not in exclude))
         self._fit_one("any_player", xp[keep_p], np.array([p in any_p for p in pids])[keep_p])
@@ -243,13 +275,18 @@ class FraudModel:
         return self
 
     def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray,
-                 signature: list[int] | None = None) -> None:
+                 signature: list[int] | None = None, pooled: list[int] | None = None) -> None:
         """Fit one model; ``signature`` (a mechanism's signal columns) adds the signature
-        learner to the candidates (the ``any`` models have none)."""
+        learner to the candidates (the ``any`` models have none); ``pooled`` (the pooled
+        z column, :data:`POOLED`) fixes the learner to it, without cross-validation."""
         n_pos = int(y.sum())
         self.trained_on[name] = {"positives": n_pos, "rows": len(y)}
         if n_pos < 2 or n_pos == len(y):
             self.supervised.pop(name, None)
+            return
+        if pooled is not None:
+            self.trained_on[name]["learner"] = "pooled"
+            self.supervised[name] = _classifier(n_pos, "pooled", pooled).fit(x, y)
             return
         learner = "boosting"
         if n_pos >= 3:  # model selection on the training world only
@@ -330,6 +367,8 @@ __all__ = [
     "MODEL_VERSION",
     "PAIR_MECHANISMS",
     "PLAYER_MECHANISMS",
+    "POOLED",
+    "POOLED_BELOW",
     "FraudModel",
     "ModelError",
     "level_of",

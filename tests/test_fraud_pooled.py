@@ -28,6 +28,8 @@ from rummyguard.fraud.facts import SCHEMAS, batch_facts, game_facts
 from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES, pair_features, player_features
 from rummyguard.fraud.models import (
     MODEL_VERSION,
+    POOLED,
+    POOLED_BELOW,
     SIGNATURES,
     FraudModel,
     ModelError,
@@ -223,24 +225,24 @@ def test_signatures_are_feature_columns() -> None:
 
 
 def test_signature_learner_is_a_candidate(tmp_path: Path) -> None:
-    """With a dozen positives whose only trace is in their signature signals (hidden
-    card: hc_z, stock_z) and 40 noise columns, the training-world CV weighs the
-    signature learner too, and the fitted model ranks the positives on top."""
+    """With a dozen positives whose only trace is in their signature signals (timeout
+    abuse: auto_disc_share, auto_rate) and 40 noise columns, the training-world CV weighs
+    the signature learner too, and the fitted model ranks the positives on top."""
     rng = np.random.default_rng(0)
     n = 400
     data = {c: rng.normal(size=n) for c in PLAYER_FEATURES}
     y = np.zeros(n, dtype=bool)
     y[:12] = True
-    data["hc_z"] = np.where(y, 4.0, 0.0) + rng.normal(size=n)
-    data["stock_z"] = np.where(y, 3.0, 0.0) + rng.normal(size=n)
+    data["auto_disc_share"] = np.where(y, 4.0, 0.0) + rng.normal(size=n)
+    data["auto_rate"] = np.where(y, 3.0, 0.0) + rng.normal(size=n)
     players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **data})
     pairs = pl.DataFrame({"p1": ["q000"], "p2": ["q001"], **{c: [0.0] for c in PAIR_FEATURES}})
-    model = FraudModel().fit(players, pairs, {"hidden_card": {f"q{i:03d}" for i in range(12)}}, {})
-    cv = model.trained_on["hidden_card"]["cv_ap"]
+    model = FraudModel().fit(players, pairs, {"timeout_abuse": {f"q{i:03d}" for i in range(12)}}, {})
+    cv = model.trained_on["timeout_abuse"]["cv_ap"]
     assert set(cv) == {"boosting", "logistic", "signature"}
     assert cv["signature"] > 0.8
     ps, _ = model.predict(players, pairs)
-    top = set(ps.sort("hidden_card", descending=True).head(12).get_column("player"))
+    top = set(ps.sort("timeout_abuse", descending=True).head(12).get_column("player"))
     assert len(top & {f"q{i:03d}" for i in range(12)}) >= 11
     path = tmp_path / "m.joblib"
     model.save(path)
@@ -250,3 +252,49 @@ def test_signature_learner_is_a_candidate(tmp_path: Path) -> None:
     old.save(path)
     with pytest.raises(ModelError, match=f"model format {MODEL_VERSION - 1}"):
         load_model(path)
+
+
+def _hidden_card_world(n_pos: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
+    """Players whose hidden-card positives show in hc_z (pooled) and, for all but the
+    last, in stock_z too; the last is a 'Michigan-only' cheater: hc_z and nothing else
+    (his other signals missing), as a player of one context is."""
+    rng = np.random.default_rng(seed)
+    n = 600
+    data: dict[str, Any] = {c: rng.normal(size=n) for c in PLAYER_FEATURES}
+    y = np.zeros(n, dtype=bool)
+    y[:n_pos] = True
+    data["stock_z"] = np.where(y, 2.5, 0.0) + rng.normal(size=n)
+    data["hc_z"] = np.where(y, 3.5, 0.0) + rng.normal(size=n)
+    players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **data})
+    lone = f"q{n_pos - 1:03d}"
+    players = players.with_columns(
+        [pl.when(pl.col("player") == lone).then(None).otherwise(pl.col(c)).alias(c)
+         for c in PLAYER_FEATURES if c != "hc_z"]
+        + [pl.when(pl.col("player") == lone).then(4.0).otherwise(pl.col("hc_z")).alias("hc_z")]
+    )
+    pairs = pl.DataFrame({"p1": ["q000"], "p2": ["q001"], **{c: [0.0] for c in PAIR_FEATURES}})
+    return players, pairs, {f"q{i:03d}" for i in range(n_pos)}
+
+
+def test_thin_hidden_card_positives_are_scored_by_the_pooled_z() -> None:
+    """Fewer than POOLED_BELOW training positives: the hidden-card model is the pooled z
+    alone (no cross-validation), its score increases with hc_z, and the lone cheater
+    with nothing but hc_z ranks with the others."""
+    players, pairs, pos = _hidden_card_world(12)
+    assert POOLED_BELOW > 12 and POOLED["hidden_card"] == "hc_z"
+    model = FraudModel().fit(players, pairs, {"hidden_card": pos}, {})
+    assert model.trained_on["hidden_card"]["learner"] == "pooled"
+    assert "cv_ap" not in model.trained_on["hidden_card"]
+    ps, _ = model.predict(players, pairs)
+    ranked = ps.join(players.select("player", "hc_z"), on="player").sort("hc_z")
+    scores = ranked.get_column("hidden_card").to_numpy()
+    assert (np.diff(scores) >= -1e-12).all()  # monotone in the pooled z
+    top = ps.sort("hidden_card", descending=True).head(15).get_column("player").to_list()
+    assert "q011" in top
+
+
+def test_many_hidden_card_positives_choose_a_learner_by_cross_validation() -> None:
+    players, pairs, pos = _hidden_card_world(POOLED_BELOW + 5)
+    model = FraudModel().fit(players, pairs, {"hidden_card": pos}, {})
+    assert set(model.trained_on["hidden_card"]["cv_ap"]) == {"boosting", "logistic", "signature"}
+    assert model.trained_on["hidden_card"]["learner"] != "pooled"
