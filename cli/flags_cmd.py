@@ -1,4 +1,11 @@
-"""``rummyguard flags``: list the flags the last scan wrote."""
+"""``rummyguard flags``: list the flags the last scan wrote.
+
+Filters combine (AND): ``--mechanism`` (one of the mechanisms, or ``unusual``: an anomaly
+no mechanism's signature explains; a name that is neither is an error, not an empty
+list), ``--kind`` (player / pair / ring) and ``--player`` (flags whose subject includes
+that account). ``--top`` counts after filtering; ``total`` in ``--json`` is the number
+of flags matching the filters.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +15,30 @@ import typer
 
 from .common import DbOption, db_path, fail, print_json
 
+KINDS = ("player", "pair", "ring")
+
 
 def flags(
     db: Path | None = DbOption,
-    top: int = typer.Option(20, "--top", help="How many flags, strongest first."),
+    top: int = typer.Option(20, "--top", min=0, help="How many flags, strongest first."),
     mechanism: str | None = typer.Option(None, "--mechanism", help="Only flags of this mechanism.",
                                          show_default=False),
+    kind: str | None = typer.Option(None, "--kind", help="Only flags of this subject kind: "
+                                    "player, pair or ring.", show_default=False),
+    player: str | None = typer.Option(None, "--player", help="Only flags whose subject includes "
+                                      "this player.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
 ) -> None:
     """List flags (subject, score, likely mechanism, top signals, evidence to replay)."""
     import polars as pl
 
     from ..events.views import QueryError, connect_readonly
+    from ..fraud.flags import UNUSUAL
+    from ..fraud.models import MECHANISMS
     from .scan_cmd import _flag_rows, _print_flags
 
+    if kind is not None and kind not in KINDS:
+        fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}")
     try:
         con = connect_readonly(db_path(db))
     except QueryError as exc:
@@ -31,8 +48,22 @@ def flags(
                           "AND table_name = 'flags'").fetchall()[0][0]
         if not has:
             fail("no flags in this store: run `rummyguard scan` first")
-        where = "WHERE mechanism = ?" if mechanism else ""
-        params: list[object] = [mechanism] if mechanism else []
+        if mechanism is not None:
+            stored = {r[0] for r in con.execute("SELECT DISTINCT mechanism FROM fraud.flags").fetchall()}
+            known = sorted(set(MECHANISMS) | {UNUSUAL} | stored)
+            if mechanism not in known:
+                fail(f"unknown mechanism {mechanism!r}: one of {', '.join(known)}")
+        conds, params = [], []
+        if mechanism is not None:
+            conds.append("mechanism = ?")
+            params.append(mechanism)
+        if kind is not None:
+            conds.append("subject_kind = ?")
+            params.append(kind)
+        if player is not None:
+            conds.append("list_contains(players, ?)")
+            params.append(player)
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
         cur = con.execute(f"SELECT * FROM fraud.flags {where} ORDER BY flag_id LIMIT ?",
                           [*params, top])
         rows = cur.fetchall()

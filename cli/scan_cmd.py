@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -21,10 +22,11 @@ def scan(
     parquet: Path | None = typer.Option(
         None, "--parquet", help="Also write the fact tables as Parquet files into this folder.",
         show_default=False),
-    workers: int = typer.Option(min(2, os.cpu_count() or 1), "--workers",
+    workers: int = typer.Option(min(2, os.cpu_count() or 1), "--workers", min=0,
                                 help="Processes for the replay + facts map (0 = in process)."),
-    threshold: float = typer.Option(0.5, "--threshold", help="Model probability that makes a flag."),
-    top: int = typer.Option(20, "--top", help="Flags to print (all are stored)."),
+    threshold: float = typer.Option(0.5, "--threshold", min=0.0, max=1.0,
+                                    help="Model probability that makes a flag."),
+    top: int = typer.Option(20, "--top", min=0, help="Flags to print (all are stored)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
     engine: str = typer.Option(
         "local", "--engine", help="local: a process pool here; ray: Ray Data over a Parquet "
@@ -122,12 +124,28 @@ def _print_flags(flags: object) -> None:
     import polars as pl
 
     assert isinstance(flags, pl.DataFrame)
-    table = Table("#", "subject", "score", "mechanism", "top signals (value, pctile)", "open")
+    table = Table("#", "subject", "score", "mechanism",
+                  "top signals: value vs population median (direction, percentile)", "open")
     for r in flags.iter_rows(named=True):
-        sig = orjson.loads(r["signals"])[:3]
-        text = ", ".join(
-            f"{s['signal']}={s['value']}" + (f" ({s['percentile']:.2f})" if s["percentile"] is not None else "")
-            for s in sig)
+        every = orjson.loads(r["signals"])
+        sig = [s for s in every if s["suspicious_when"] in ("high", "low")][:3]
+        sig += [s for s in every if s["suspicious_when"] not in ("high", "low")]
+        text = escape(", ".join(_signal_text(s) for s in sig))
         table.add_row(str(r["flag_id"]), f"{r['subject_kind']} {r['subject']}", f"{r['score']:.3f}",
                       f"{r['mechanism']} [{r['source']}]", text, r["replay"])
     console.print(table)
+
+
+def _signal_text(s: dict) -> str:
+    """``tie_z=6.59 vs 0 (high, 1.00)``; an evidence count as ``co_games=55 vs 1``."""
+    def num(x: object) -> str:
+        return "?" if x is None else f"{x:.4g}" if isinstance(x, float) else str(x)
+
+    text = f"{s['signal']}={num(s['value'])}"
+    if s.get("population_median") is not None:
+        text += f" vs {num(s['population_median'])}"
+    if s.get("percentile") is not None and s["suspicious_when"] in ("high", "low"):
+        text += f" ({s['suspicious_when']}, {s['percentile']:.2f})"
+    if s.get("pair"):
+        text += f" [{s['pair']}]"
+    return text

@@ -535,11 +535,16 @@ class _Observer:
         net = record.results.net
         end_ms = self.prev_ts
         n = len(self.seats)
+        # A game not over by the rules (still in progress at scan time, cut short, or
+        # halted) has no result yet: ``won`` and ``net`` are NULL, so the result-based
+        # features leave it out instead of counting a loss of the stake for everyone.
+        ended = not record.halted and record.state is not None and record.state.is_over()
         for s, pid in enumerate(self.seats):
             dd = self.deal_dists.get(pid)
             self.sink.add(
                 "player_games", self.game_id, pid, s, n, self.variant, self.table_id, self.stake,
-                self.start_ms, end_ms, pid in winners, int(net.get(pid, 0)),
+                self.start_ms, end_ms, pid in winners if ended else None,
+                int(net.get(pid, 0)) if ended else None,
                 sum(dd) / len(dd) if dd else None, pid in self.left, pid in self.removed,
                 self.autoplays.get(pid, 0), self.fresh.get(pid, 0), self.n_moves.get(pid, 0),
                 record.halted, len(record.findings),

@@ -408,10 +408,10 @@ outt AS (
     FROM rez GROUP BY ALL
 ),
 -- chip dumping beyond the deal: a's result per stake with b at the table vs without
-pnet AS (SELECT player, sum(net / greatest(stake, 1)) AS s, count(*) AS n FROM pg GROUP BY player),
+pnet AS (SELECT player, sum(net / greatest(stake, 1)) AS s, count(net) AS n FROM pg GROUP BY player),
 withb AS (
     SELECT a.player AS a, b.player AS b, avg(a.net / greatest(a.stake, 1)) AS m_with,
-           count(*) AS n_with,
+           count(a.net) AS n_with,  -- games with a result (NULL: not over, facts.py)
            avg((a.net < 0 AND b.won)::INT) AS lose_to_b
     FROM pg a JOIN pg b ON a.game_id = b.game_id AND a.player <> b.player GROUP BY ALL
 ),
@@ -467,8 +467,10 @@ soft AS (
 fl AS (SELECT src AS a, dst AS b, sum(amount) AS amt FROM fraud.chip_flows GROUP BY ALL),
 expf AS (
     SELECT a.player AS a, b.player AS b,
-           sum(greatest(-a.net, 0) * b.p_win / greatest(1 - a.p_win, 0.05)) AS exp_amt,
-           sum(greatest(-a.net, 0) ^ 2 * b.p_win * (1 - b.p_win)) AS var_amt,
+           sum(greatest(-a.net, 0) * b.p_win / greatest(1 - a.p_win, 0.05))
+             FILTER (WHERE a.net IS NOT NULL) AS exp_amt,
+           sum(greatest(-a.net, 0) ^ 2 * b.p_win * (1 - b.p_win))
+             FILTER (WHERE a.net IS NOT NULL) AS var_amt,
            sum(a.stake) AS staked, avg(a.left_game::INT) AS left_with
     FROM pgw a JOIN pgw b ON a.game_id = b.game_id AND a.player <> b.player
     GROUP BY ALL
@@ -543,7 +545,9 @@ kzd AS (SELECT a, b, sum(took - p) AS s, sum(p * (1 - p)) AS v FROM kexp GROUP B
 lrate AS (SELECT variant, n_seats, avg(left_game::INT) AS p0 FROM pg GROUP BY ALL),
 lzd AS (
     SELECT a.player AS a, b.player AS b,
-           sum(a.p_win - a.won::INT) / sqrt(greatest(sum(a.p_win * (1 - a.p_win)), 0.25)) AS lose_z,
+           sum(a.p_win - a.won::INT)
+             / sqrt(greatest(sum(a.p_win * (1 - a.p_win)) FILTER (WHERE a.won IS NOT NULL), 0.25))
+             AS lose_z,
            (sum(a.left_game::INT) - sum(r.p0)) / sqrt(greatest(sum(r.p0 * (1 - r.p0)), 0.25)) AS left_z,
            count(*) FILTER (WHERE a.n_seats = 2) AS hu_games
     FROM pgw a JOIN pgw b ON a.game_id = b.game_id AND a.player <> b.player

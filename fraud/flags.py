@@ -10,6 +10,24 @@ mechanism: value, population median, and the percentile in the direction that is
 suspicious (0.99 = more extreme than 99 % of subjects). ``evidence`` lists
 ``(game_id, seq)`` moves, each with a sentence; ``replay`` is the command that opens
 the first one (``rummyguard replay GAME --at SEQ``).
+
+Decisions (audit 4, "explanations must be true"):
+
+- An anomaly flag names a mechanism only when that mechanism's signature signals are
+  really extreme for the subject (the mean of its two strongest directional percentiles
+  >= :data:`SIGNATURE_CUT`). Otherwise its mechanism is ``unusual`` and its signals are
+  the subject's most extreme features in either direction (``suspicious_when`` is the
+  direction it deviates): a player who won his only 2 games is not shown as a
+  "timeout_abuse" flag beside four signals at the population median.
+- Every player and pair flag ends its signals with the evidence count (``n_games`` /
+  ``co_games``) against the population, so thin evidence is visible.
+- A ring's mechanism is the pair mechanism its internal links carry most (summed link
+  weight); its signals are ``internal_links`` and, per collusion signal, the value of the
+  ring's strongest internal pair against the pair population.
+- Evidence must show the move the signal names: hidden-card stock draws are close calls
+  (the visible pile top was of use, ``pile_gain >= 1``), since drawing from the stock over
+  a useless pile top is what every honest player does; shared-identifier evidence uses
+  the shared IP when no device is shared.
 """
 
 from __future__ import annotations
@@ -24,6 +42,7 @@ import polars as pl
 
 from ..events.cards import format_card
 from ..events.views import register_view
+from .features import PAIR_FEATURES, PLAYER_FEATURES
 from .models import MECHANISMS, PAIR_MECHANISMS, PLAYER_MECHANISMS
 from .rings import Ring
 
@@ -41,15 +60,28 @@ MECH_SIGNALS: dict[str, list[tuple[str, int]]] = {
                     ("hc_all_z", 1), ("stock_informed", 1), ("hc_tie_t", 1), ("stock_edge", 1)],
     "timeout_abuse": [("auto_disc_share", 1), ("auto_disc_rate", 1), ("auto_rate", 1),
                       ("fresh_rate", 1), ("auto_co_max", 1),
-                      ("fresh_co_max", 1), ("disconnect_rate", 1), ("fresh_dist_rel", 1)],
+                      ("fresh_co_max", 1), ("disconnect_rate", 1), ("fresh_dist_rel", -1)],
 }
+# ``fresh_dist_rel`` is the hand at a Fresh press minus the average deal: an honest player
+# presses on a poor hand (high); an abuser presses for a partner, on a hand that did not
+# need it (low).
+
+#: an anomaly flag names a mechanism only if its signature is at least this extreme
+SIGNATURE_CUT = 0.9
+#: the mechanism of an anomaly flag that no signature explains
+UNUSUAL = "unusual"
+#: the evidence count shown with every player / pair flag
+COUNT_SIGNAL = {"player": "n_games", "pair": "co_games"}
 
 FLAG_COLUMNS = ("flag_id", "subject_kind", "subject", "players", "score", "mechanism", "source",
                 "signals", "evidence", "replay")
 
 
 def _percentiles(df: pl.DataFrame, cols: list[str]) -> dict[str, np.ndarray]:
-    """Per column, each row's rank percentile (NaN stays NaN); ties share the mean rank."""
+    """Per column, each row's mid-rank percentile ``(rank - 0.5) / n`` (NaN stays NaN; ties
+    share the mean rank): the share of subjects below it, ties counted half. Symmetric, so
+    ``p`` (high is suspicious) and ``1 - p`` (low is) are equally extreme: the top and the
+    bottom of n subjects both read ``1 - 0.5 / n``."""
     out = {}
     for c in cols:
         if c not in df.columns:
@@ -59,7 +91,7 @@ def _percentiles(df: pl.DataFrame, cols: list[str]) -> dict[str, np.ndarray]:
         p = np.full(len(v), np.nan)
         if ok.sum():
             s = pl.Series(v[ok]).rank("average").to_numpy()
-            p[ok] = s / ok.sum()
+            p[ok] = (s - 0.5) / ok.sum()
         out[c] = p
     return out
 
@@ -78,26 +110,69 @@ def _signals(df: pl.DataFrame, row: int, mech: str, pct: dict[str, np.ndarray],
         p = pct[feat][row]
         if not np.isfinite(p):
             continue
-        directional = p if sign > 0 else 1.0 - p
-        value = df.get_column(feat)[row]
-        out.append({"signal": feat, "value": None if value is None else round(float(value), 4),
-                    "population_median": round(medians[feat], 4) if np.isfinite(medians[feat]) else None,
-                    "percentile": round(float(directional), 4),
-                    "suspicious_when": "high" if sign > 0 else "low"})
+        out.append(_signal(df, row, feat, p if sign > 0 else 1.0 - p, medians, sign))
     out.sort(key=lambda s: (-s["percentile"], s["signal"]))
     return out[:top]
+
+
+def _signal(df: pl.DataFrame, row: int, feat: str, directional: float, medians: dict[str, float],
+            sign: int) -> dict[str, Any]:
+    value = df.get_column(feat)[row]
+    med = medians.get(feat, float("nan"))
+    return {"signal": feat, "value": None if value is None else round(float(value), 4),
+            "population_median": round(med, 4) if np.isfinite(med) else None,
+            "percentile": round(float(directional), 4),
+            "suspicious_when": "high" if sign > 0 else "low"}
+
+
+def _unusual_signals(df: pl.DataFrame, row: int, pct: dict[str, np.ndarray],
+                     medians: dict[str, float], top: int = 4) -> list[dict[str, Any]]:
+    """The subject's most extreme features in either direction (evidence counts left
+    out: they are shown separately). Ties on the percentile go to the larger deviation
+    from the median in units of the population's interquartile range."""
+    scored = []
+    for feat, p in pct.items():
+        if feat.startswith("n_") or feat.endswith("_n") or feat in COUNT_SIGNAL.values():
+            continue
+        v = p[row]
+        if not np.isfinite(v):
+            continue
+        sign = 1 if v >= 0.5 else -1
+        col = df.get_column(feat).cast(pl.Float64).drop_nulls().drop_nans()
+        q1, q3 = (float(col.quantile(0.25) or 0.0), float(col.quantile(0.75) or 0.0))
+        x = float(df.get_column(feat)[row])
+        dev = abs(x - medians[feat]) / (q3 - q1) if q3 > q1 else (np.inf if x != medians[feat] else 0.0)
+        scored.append((max(v, 1.0 - v), dev, feat, sign))
+    scored.sort(key=lambda t: (-t[0], -t[1], t[2]))
+    return [_signal(df, row, f, p, medians, sign) for p, _, f, sign in scored[:top]]
+
+
+def _count_signal(df: pl.DataFrame, row: int, kind: str, pct: dict[str, np.ndarray],
+                  medians: dict[str, float]) -> list[dict[str, Any]]:
+    feat = COUNT_SIGNAL[kind]
+    if feat not in pct or not np.isfinite(pct[feat][row]):
+        return []
+    out = _signal(df, row, feat, pct[feat][row], medians, 1)
+    out["suspicious_when"] = "evidence count"
+    return [out]
+
+
+def mechanism_strength(row: int, pct: dict[str, np.ndarray], mech: str) -> float:
+    """Mean of the two most extreme directional percentiles of the mechanism's signature
+    signals for this subject (0 when none is known)."""
+    vals = []
+    for feat, sign in MECH_SIGNALS[mech]:
+        if feat in pct and np.isfinite(pct[feat][row]):
+            p = pct[feat][row]
+            vals.append(p if sign > 0 else 1.0 - p)
+    return float(np.mean(sorted(vals)[-2:])) if vals else 0.0
 
 
 def likely_mechanism(row: int, pct: dict[str, np.ndarray], mechs: tuple[str, ...]) -> str:
     """The mechanism whose signature signals are, on average, the most extreme."""
     best, best_v = mechs[0], -1.0
     for m in mechs:
-        vals = []
-        for feat, sign in MECH_SIGNALS[m]:
-            if feat in pct and np.isfinite(pct[feat][row]):
-                p = pct[feat][row]
-                vals.append(p if sign > 0 else 1.0 - p)
-        v = float(np.mean(sorted(vals)[-2:])) if vals else 0.0
+        v = mechanism_strength(row, pct, m)
         if v > best_v:
             best, best_v = m, v
     return best
@@ -131,16 +206,131 @@ def _round_end_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str,
     if limit <= 0:
         return []
     rows = con.execute(
-        "WITH r AS (SELECT game_id, seq, ender, player, points_left, "
+        "WITH r AS (SELECT game_id, seq, ender, player, points_left, cards_left, "
         "  min(points_left) FILTER (WHERE player <> ender) OVER (PARTITION BY game_id, seq) AS lo, "
         "  count(*) OVER (PARTITION BY game_id, seq) AS k "
         "  FROM fraud.round_ends WHERE ender IN (?, ?)) "
-        "SELECT game_id, seq, ender, player, points_left FROM r "
+        "SELECT game_id, seq, ender, player, points_left, cards_left FROM r "
         "WHERE player IN (?, ?) AND player <> ender AND points_left = lo AND k >= 3 "
         "ORDER BY game_id, seq LIMIT ?", [a, b, a, b, limit]).fetchall()
     return [{"game_id": g, "seq": s,
-             "what": f"{e} ended the round while {p} held only {pts} points, the least at the table"}
-            for g, s, e, p, pts in rows]
+             "what": f"{e} ended the round while {p} held the least at the table: {n} cards "
+                     f"({pts} points at 5/10/15 a card)"}
+            for g, s, e, p, pts, n in rows]
+
+
+def _shared_id_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str,
+                        limit: int) -> list[dict[str, Any]]:
+    """a's connections from a device b also used (else an IP b also used), games where
+    both sat first."""
+    out: list[dict[str, Any]] = []
+    for col, what in (("device_hash", "device"), ("ip_hash", "IP")):
+        rows = con.execute(
+            f"SELECT s1.game_id, s1.seq, s1.player, s1.{col}, "
+            "bool_or(s1.game_id = s2.game_id) AS together FROM fraud.sessions s1 "
+            f"JOIN fraud.sessions s2 ON s1.{col} = s2.{col} AND s2.player = ? "
+            f"WHERE s1.player = ? AND s1.event = 'connect' AND s1.{col} IS NOT NULL "
+            "GROUP BY ALL ORDER BY together DESC, s1.game_id, s1.seq LIMIT ?", [b, a, limit]).fetchall()
+        out += [{"game_id": g, "seq": s,
+                 "what": f"{p} connected from {what} {d}, also used by {b}"
+                         + (" (seated at this game)" if tg else "")}
+                for g, s, p, d, tg in rows]
+        if out:
+            break
+    return out
+
+
+def _player_feed_evidence(con: duckdb.DuckDBPyConnection, p: str, limit: int) -> list[dict[str, Any]]:
+    """p's free-choice discards that helped the next player's hidden hand more than the
+    equal options would (the opposite of hidden-card avoidance: feeding him)."""
+    rows = con.execute(
+        "SELECT game_id, seq, target, card, gain, tie_alt, tie_n, taken FROM fraud.discards "
+        "WHERE player = ? AND \"offset\" = 1 AND tie_n >= 2 AND gain > tie_alt "
+        "ORDER BY gain - tie_alt DESC, taken DESC, game_id, seq LIMIT ?", [p, limit]).fetchall()
+    return [{"game_id": g, "seq": s,
+             "what": f"{p} discarded {format_card(c)}: meld gain {gn} to {t}'s hidden hand, where "
+                     f"{n} cards equally useless to {p} averaged {alt:.2f}"
+                     f"{'; ' + t + ' took it' if tk else ''}"}
+            for g, s, t, c, gn, alt, n, tk in rows]
+
+
+def _winnings_evidence(con: duckdb.DuckDBPyConnection, players: list[str],
+                       limit: int) -> list[dict[str, Any]]:
+    """The largest chip flows into the subject (from a pair's partner first)."""
+    rows = con.execute(
+        "SELECT game_id, seq, src, dst, amount, kind FROM fraud.chip_flows "
+        "WHERE dst IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY (src IN (SELECT unnest(?::VARCHAR[]))) DESC, amount DESC, game_id, seq LIMIT ?",
+        [players, players, limit]).fetchall()
+    return [{"game_id": g, "seq": s,
+             "what": f"{d} received {a:g} chips from {sr} ({'through the pot' if k == 'pot' else 'directly'})"}
+            for g, s, sr, d, a, k in rows]
+
+
+def _family(signal: str, direction: str, kind: str) -> str | None:
+    """For an ``unusual`` flag: which evidence shows this signal in this direction
+    (None: no move shows it — e.g. a slow player's timing, a low rate)."""
+    high = direction == "high"
+    if signal.startswith(("shared_", "device_", "n_devices", "n_ips")):
+        return "multi_account" if high else None
+    if signal.startswith(("win_", "net_", "flow_", "lose_", "left_", "hu_", "throw_")):
+        return ("winnings" if kind == "player" else "chip_dumping") if high else None
+    if signal.startswith(("auto_", "fresh_", "disconnect_")):
+        return "timeout_abuse" if high or signal == "fresh_dist_rel" else None
+    if signal.startswith(("think_", "slow_", "extra_clock")):
+        return "bot" if not high else None
+    if signal.startswith("out_"):
+        return "soft_play" if high else None
+    if signal.startswith(("hc_", "stock_", "mi_")):
+        return "hidden_card" if high else "feeding"
+    if kind == "pair" and high:
+        return "card_feeding"
+    return None
+
+
+def unusual_evidence(con: duckdb.DuckDBPyConnection, players: list[str],
+                     signals: list[dict[str, Any]], limit: int = 5) -> list[dict[str, Any]]:
+    """Evidence for an anomaly no mechanism explains: the moves behind its most extreme
+    signals, in their order."""
+    kind = "pair" if len(players) >= 2 else "player"
+    ev: list[dict[str, Any]] = []
+    done: set[str] = set()
+    for sig in signals:
+        if sig.get("suspicious_when") not in ("high", "low"):
+            continue
+        fam = _family(sig["signal"], sig["suspicious_when"], kind)
+        if fam is None or fam in done:
+            continue
+        done.add(fam)
+        room = limit - len(ev)
+        if fam == "winnings":
+            got = _winnings_evidence(con, players, min(room, 3))
+        elif fam == "feeding":
+            got = _player_feed_evidence(con, players[0], min(room, 3))
+        elif fam == "multi_account" and kind == "player":
+            got = _device_evidence(con, players[0], min(room, 2))
+        elif fam in PAIR_MECHANISMS and kind == "player":
+            continue
+        elif fam in PLAYER_MECHANISMS and kind == "pair":
+            got = [e for p in players for e in evidence_for(con, fam, [p], limit=1)]
+        else:
+            got = evidence_for(con, fam, players, limit=min(room, 3))
+        ev += [e for e in got if e not in ev]
+        if len(ev) >= limit:
+            break
+    return ev[:limit]
+
+
+def _device_evidence(con: duckdb.DuckDBPyConnection, p: str, limit: int) -> list[dict[str, Any]]:
+    """p's connections from a device another account also used."""
+    rows = con.execute(
+        "SELECT s1.game_id, s1.seq, s1.device_hash, string_agg(DISTINCT s2.player, ', ' "
+        "ORDER BY s2.player) FROM fraud.sessions s1 "
+        "JOIN fraud.sessions s2 ON s1.device_hash = s2.device_hash AND s2.player <> s1.player "
+        "WHERE s1.player = ? AND s1.event = 'connect' "
+        "GROUP BY ALL ORDER BY s1.game_id, s1.seq LIMIT ?", [p, limit]).fetchall()
+    return [{"game_id": g, "seq": s, "what": f"{p} connected from device {d}, also used by {o}"}
+            for g, s, d, o in rows]
 
 
 def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
@@ -150,17 +340,7 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
         a, b = players[0], players[1]
         ev = []
         if mech == "multi_account":
-            rows = con.execute(
-                "SELECT DISTINCT s1.game_id, s1.seq, s1.player, s1.device_hash, "
-                "s1.game_id = s2.game_id AS together FROM fraud.sessions s1 "
-                "JOIN fraud.sessions s2 ON s1.device_hash = s2.device_hash AND s2.player = ? "
-                "WHERE s1.player = ? AND s1.event = 'connect' "
-                "ORDER BY together DESC, s1.game_id, s1.seq LIMIT 2",
-                [b, a]).fetchall()
-            ev += [{"game_id": g, "seq": s,
-                    "what": f"{p} connected from device {d}, also used by {b}"
-                            + (" (seated at this game)" if tg else "")}
-                   for g, s, p, d, tg in rows]
+            ev += _shared_id_evidence(con, a, b, 2)
         if mech == "chip_dumping":
             rows = con.execute(
                 "SELECT m.game_id, m.seq, m.player FROM fraud.moves m "
@@ -177,11 +357,15 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
     if mech == "hidden_card":
         rows = con.execute(
             "SELECT game_id, seq, source, pile_gain, stock_gain FROM fraud.pickups WHERE player = ? "
-            "AND ((source = 'stock' AND stock_gain > pile_gain) OR "
+            "AND ((source = 'stock' AND stock_gain > pile_gain AND pile_gain >= 1) OR "
             "(source = 'discard' AND stock_gain < pile_gain AND pile_gain <= 1)) "
             "ORDER BY abs(stock_gain - pile_gain) DESC, game_id, seq LIMIT 3", [p]).fetchall()
         ev = [{"game_id": g, "seq": s,
-               "what": f"{p} drew from the {src}: hidden stock top worth {sg}, visible pile top {pg}"}
+               "what": (f"{p} drew from the stock although the visible pile top was of use "
+                        f"(meld gain {pg}): the hidden stock top was worth {sg}")
+               if src == "stock" else
+               (f"{p} took the pile top of little use (meld gain {pg}) over the stock: "
+                f"the hidden stock top was worth {sg}")}
               for g, s, src, pg, sg in rows]
         rows = con.execute(
             "SELECT game_id, seq, target, card, gain, tie_alt, tie_n FROM fraud.discards "
@@ -206,13 +390,14 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
             "SELECT game_id, seq, type, dist FROM fraud.moves WHERE player = ? AND "
             "(auto OR type = 'FreshPressed') ORDER BY game_id, seq LIMIT ?", [p, limit]).fetchall()
         return [{"game_id": g, "seq": s,
-                 "what": f"{'auto-played (timed out)' if t == 'AutoPlayed' else 'pressed Fresh'} "
-                         f"with meld distance {d}"} for g, s, t, d in rows]
+                 "what": f"{p} {'was auto-played (timed out)' if t == 'AutoPlayed' else 'pressed Fresh'}"
+                         + (f" with meld distance {d}" if d is not None and d >= 0 else "")}
+                for g, s, t, d in rows]
     rows = con.execute(  # bot: hard decisions made as fast as easy ones
         "SELECT game_id, seq, think_ms, difficulty FROM fraud.moves WHERE player = ? AND "
         "type = 'Discarded' AND NOT auto ORDER BY difficulty DESC, think_ms, game_id, seq LIMIT ?",
         [p, limit]).fetchall()
-    return [{"game_id": g, "seq": s, "what": f"discard at difficulty {d} decided in {t} ms"}
+    return [{"game_id": g, "seq": s, "what": f"{p} discarded at difficulty {d} in {t} ms"}
             for g, s, t, d in rows]
 
 
@@ -224,13 +409,16 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
     """All flags, strongest first. ``players``/``pairs``: features; ``*_scores``: model
     output (a column per mechanism, and ``anomaly``)."""
     flags: list[dict[str, Any]] = []
-    p_pct = _percentiles(players, [f for m in PLAYER_MECHANISMS for f, _ in MECH_SIGNALS[m]])
-    q_pct = _percentiles(pairs, [f for m in PAIR_MECHANISMS for f, _ in MECH_SIGNALS[m]])
+    p_pct = _percentiles(players, list(dict.fromkeys(
+        [f for m in PLAYER_MECHANISMS for f, _ in MECH_SIGNALS[m]] + list(PLAYER_FEATURES))))
+    q_pct = _percentiles(pairs, list(dict.fromkeys(
+        [f for m in PAIR_MECHANISMS for f, _ in MECH_SIGNALS[m]] + list(PAIR_FEATURES))))
     p_med = {c: _median(players, c) for c in p_pct}
     q_med = {c: _median(pairs, c) for c in q_pct}
     pindex = {p: i for i, p in enumerate(players.get_column("player").to_list())}
     qindex = {k: i for i, k in enumerate(zip(pairs.get_column("p1").to_list(),
                                               pairs.get_column("p2").to_list(), strict=True))}
+    qrows = {(r["p1"], r["p2"]): r for r in pair_scores.iter_rows(named=True)}
 
     def pick(row: dict[str, Any], mechs: tuple[str, ...]) -> tuple[str | None, float]:
         avail = [(row[m], m) for m in mechs if m in row and row[m] is not None]
@@ -239,6 +427,16 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
         s, m = max(avail)
         return m, float(s)
 
+    def anomaly_mechanism(i: int, pct: dict[str, np.ndarray], mechs: tuple[str, ...]) -> str:
+        mech = likely_mechanism(i, pct, mechs)
+        return mech if mechanism_strength(i, pct, mech) >= SIGNATURE_CUT else UNUSUAL
+
+    def explain(df: pl.DataFrame, kind: str, i: int, mech: str, pct: dict[str, np.ndarray],
+                med: dict[str, float]) -> list[dict[str, Any]]:
+        sig = (_unusual_signals(df, i, pct, med) if mech == UNUSUAL
+               else _signals(df, i, mech, pct, med))
+        return sig + _count_signal(df, i, kind, pct, med)
+
     for row in player_scores.iter_rows(named=True):
         i = pindex[row["player"]]
         mech, score = pick(row, PLAYER_MECHANISMS) if supervised else (None, 0.0)
@@ -246,14 +444,17 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
         if mech is None or score < threshold:
             if row["anomaly"] < anomaly_cut or supervised:
                 continue
-            mech, score, source = likely_mechanism(i, p_pct, PLAYER_MECHANISMS), row["anomaly"], "anomaly"
+            mech, score, source = anomaly_mechanism(i, p_pct, PLAYER_MECHANISMS), row["anomaly"], "anomaly"
         flags.append(_flag("player", [row["player"]], score, mech, source,
-                           _signals(players, i, mech, p_pct, p_med), con))
+                           explain(players, "player", i, mech, p_pct, p_med), con))
+    pair_mech: dict[tuple[str, str], tuple[str, float]] = {}
     for row in pair_scores.iter_rows(named=True):
         key = (row["p1"], row["p2"])
         i = qindex[key]
         mech, score = pick(row, PAIR_MECHANISMS) if supervised else (None, 0.0)
         source = "model"
+        if mech is not None:
+            pair_mech[key] = (mech, score)
         if mech is None or score < threshold:
             if supervised or row["anomaly"] < anomaly_cut:
                 continue
@@ -261,13 +462,36 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
             shared = pairs.get_column("shared_devices")[i]
             if (co or 0) < min_pair_games and not shared:
                 continue
-            mech, score, source = likely_mechanism(i, q_pct, PAIR_MECHANISMS), row["anomaly"], "anomaly"
+            mech, score, source = anomaly_mechanism(i, q_pct, PAIR_MECHANISMS), row["anomaly"], "anomaly"
         flags.append(_flag("pair", list(key), score, mech, source,
-                           _signals(pairs, i, mech, q_pct, q_med), con))
+                           explain(pairs, "pair", i, mech, q_pct, q_med), con))
     for ring in rings:
-        flags.append(_flag("ring", list(ring.members), ring.score, "ring", "graph",
-                           [{"signal": "internal_links", "value": ring.edges, "population_median": None,
-                             "percentile": None, "suspicious_when": "high"}], con, ring=ring))
+        inner = [k for k in itertools.combinations(ring.members, 2) if k in qindex and k in qrows]
+
+        def carried(m: str, ks: list[tuple[str, str]] = inner) -> float:
+            """How strongly the ring's pairs carry mechanism m, on average: the model's
+            probability, or (no model) the signature's strength."""
+            vals = [float(qrows[k].get(m) or 0.0) if supervised
+                    else mechanism_strength(qindex[k], q_pct, m) for k in ks]
+            return float(np.mean(vals)) if vals else 0.0
+
+        mech = min(PAIR_MECHANISMS, key=lambda m: (-carried(m), m))
+        links = []
+        for k in inner:
+            m, w = pair_mech.get(k) or (likely_mechanism(qindex[k], q_pct, PAIR_MECHANISMS),
+                                        float(qrows[k]["anomaly"]))
+            links.append((w, k, m))
+        links.sort(key=lambda t: (-t[0], t[1]))
+        signals = [{"signal": "internal_links", "value": ring.edges, "population_median": None,
+                    "percentile": None, "suspicious_when": "evidence count"}]
+        signals += _ring_signals(pairs, [k for _, k, _ in links], qindex, mech, q_pct, q_med)
+        ev: list[dict[str, Any]] = []
+        for _, (a, b), _m in links:
+            ev += [e for e in evidence_for(con, mech, [a, b], limit=2) if e not in ev]
+            if len(ev) >= 5:
+                break
+        flags.append(_flag("ring", list(ring.members), ring.score, mech, "graph", signals, con,
+                           evidence=ev[:5]))
     flags.sort(key=lambda f: (-f["score"], f["subject_kind"], f["subject"]))
     for n, f in enumerate(flags, 1):
         f["flag_id"] = n
@@ -278,14 +502,37 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
     }).select(FLAG_COLUMNS)
 
 
+def _ring_signals(pairs: pl.DataFrame, inner: list[tuple[str, str]], qindex: dict[tuple[str, str], int],
+                  mech: str, pct: dict[str, np.ndarray], medians: dict[str, float],
+                  top: int = 4) -> list[dict[str, Any]]:
+    """Per signature signal of the ring's mechanism, its strongest internal pair: value
+    and directional percentile against the pair population, and which pair."""
+    out = []
+    for feat, sign in MECH_SIGNALS[mech]:
+        if feat not in pct:
+            continue
+        best: tuple[float, tuple[str, str]] | None = None
+        for k in inner:
+            p = pct[feat][qindex[k]]
+            if np.isfinite(p):
+                d = p if sign > 0 else 1.0 - p
+                if best is None or d > best[0]:
+                    best = (d, k)
+        if best is not None:
+            sig = _signal(pairs, qindex[best[1]], feat, best[0], medians, sign)
+            sig["pair"] = "|".join(best[1])
+            out.append(sig)
+    out.sort(key=lambda s: (-s["percentile"], s["signal"]))
+    return out[:top]
+
+
 def _flag(kind: str, players: list[str], score: float, mech: str, source: str,
           signals: list[dict[str, Any]], con: duckdb.DuckDBPyConnection,
-          ring: Ring | None = None) -> dict[str, Any]:
-    if ring is not None:
-        ev: list[dict[str, Any]] = []
-        for a, b in itertools.pairwise(players):
-            ev += _discard_evidence(con, a, b, 1)
-        ev = ev[:5]
+          evidence: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    if evidence is not None:
+        ev = evidence
+    elif mech == UNUSUAL:
+        ev = unusual_evidence(con, players, signals)
     else:
         ev = evidence_for(con, mech, players)
     replay = f"rummyguard replay {ev[0]['game_id']} --at {ev[0]['seq']}" if ev else ""
