@@ -48,13 +48,21 @@ from . import fastpaths
 class Choice:
     """A player's decision: the move and how long he thought (ms after the previous
     event). ``mechanism`` names the fraud mechanism that made this choice (labels);
-    ``disconnect``: the player drops before the move (he lets the clock run out)."""
+    ``disconnect``: the player's connection drops ``disconnect_ms`` after the previous
+    event and comes back ``reconnect_ms`` after it (both before ``think_ms``); if the
+    move would come after the clocks ran out, the platform auto-plays instead and he is
+    back right after that. ``deliberate``: the timeout is the act (a strategic timeout):
+    the drop and the auto-play are planted under ``mechanism``; otherwise a move that a
+    mechanism chose but the clocks overtook plants nothing (the mechanism never acted)."""
 
     type: str
     payload: dict[str, Any]
     think_ms: int = 3000
     mechanism: str | None = None
     disconnect: bool = False
+    disconnect_ms: int = 0
+    reconnect_ms: int = 0
+    deliberate: bool = False
 
 
 @dataclass(slots=True)
@@ -318,7 +326,18 @@ class Platform:
             if self.clock + max(choice.think_ms, 1) > deadline:
                 self._timeout(player, deadline, choice)
                 return
-        event = self.emit(choice.type, player, choice.payload, choice.think_ms)
+        think = choice.think_ms
+        if choice.disconnect and 0 < choice.disconnect_ms < choice.reconnect_ms < think:
+            # the connection dropped and came back in time: the move follows
+            gone = self.emit("PlayerDisconnected", player, {}, choice.disconnect_ms)
+            if choice.mechanism and choice.deliberate:
+                self.planted.append((gone["seq"], player, choice.mechanism))
+            ip, device, client = (self.connections or {}).get(player, ("", "", "web"))
+            self.emit("PlayerConnected", player, {"ip_hash": ip, "device_hash": device,
+                                                  "client": client},
+                      choice.reconnect_ms - choice.disconnect_ms)
+            think -= choice.reconnect_ms
+        event = self.emit(choice.type, player, choice.payload, think)
         if choice.mechanism:
             self.planted.append((event["seq"], player, choice.mechanism))
         if choice.type == "PlayerLeft":
@@ -329,10 +348,15 @@ class Platform:
         """CL-AUTOPLAY / CL-STRIKES: both clocks ran out; the system plays or removes."""
         st: Any = self.state
         seat = st.seat(player)
-        if choice.disconnect:
-            gone = self.emit("PlayerDisconnected", player, {},
-                             dt_ms=min(max(choice.think_ms // 4, 500), max(deadline - self.clock - 1, 1)))
-            if choice.mechanism:
+        # the drop comes when the player's choice says, before the deadline; one that would
+        # only come after it never happens (the clocks ran out first). No drop is pinned
+        # to the deadline: an exact "1 ms before the auto-play" gap would tell a planted
+        # timeout from an honest one by the timestamps alone.
+        drop = choice.disconnect_ms if choice.disconnect_ms > 0 else max(choice.think_ms // 4, 500)
+        dropped = choice.disconnect and self.clock + drop < deadline
+        if dropped:
+            gone = self.emit("PlayerDisconnected", player, {}, dt_ms=drop)
+            if choice.mechanism and choice.deliberate:
                 self.planted.append((gone["seq"], player, choice.mechanism))
         if st.strikes[seat] >= MAX_STRIKES:
             event = self.emit("PlayerRemoved", "system", {"player": player, "reason": "strikes"},
@@ -345,9 +369,9 @@ class Platform:
                 "discarded": format_card(discarded),
                 "strike": st.strikes[seat] + 1,
             }, at_ms=deadline)
-        if choice.mechanism:
+        if choice.mechanism and choice.deliberate:
             self.planted.append((event["seq"], player, choice.mechanism))
-        if choice.disconnect and st.active[seat]:
+        if dropped and st.active[seat]:
             ip, device, client = (self.connections or {}).get(player, ("", "", "web"))
             self.emit("PlayerConnected", player, {"ip_hash": ip, "device_hash": device,
                                                   "client": client},
