@@ -6,7 +6,8 @@ order) — exactly what a fraud analyst needs and a player never sees. It emits 
 tables (columns are documented in docs/fraud.md):
 
 ``moves``         one row per player decision (and per auto-play): think time, hand
-                  size, meld distance before the move, a decision-difficulty proxy.
+                  size, meld distance before the move (draws and auto-plays included), a
+                  decision-difficulty proxy.
 ``discards``      one row per (discard, other active seat): the card's meld gain to
                   that seat's hidden hand; the mean gain to the same seat of all the
                   discarder's options (``alt_gain``) and of the options that were worth
@@ -353,12 +354,15 @@ class _Observer:
                         hand[parse_card(p["drew"])] -= 1
                 if min(hand) >= 0:
                     size = sum(hand)
+                    # the meld distance of every hand a turn can stand at, the auto-played
+                    # one included: the hand at a timeout against the population's hands at
+                    # the same point (features: ``auto_hand_z``) needs both
+                    dist = self.dist(hand)
                     if etype == "Drew":  # two options; a close call when the pile top helps
                         top = self.pile_top
                         diff = 1 + (top is not None
                                     and gain_of(self.info(hand).gain, top, self.fam) > 0)
                     elif etype != "AutoPlayed":
-                        dist = self.dist(hand)
                         diff = dist
         self.sink.add("moves", self.game_id, event["seq"], player, seat, self.variant, etype,
                       ts, think, turn, size, dist, diff, auto)

@@ -34,8 +34,17 @@ built on three discards is visibly thin:
   chosen card helps the next player's hidden hand (``hc_tie``, ``hc_tie_t``); and on
   close draw calls, the hidden stock top's value when he drew stock vs took the pile
   (``stock_edge``).
-- disconnect-timed timeouts (player): auto-plays that follow the player's own disconnect
-  within 2 s, per turn and per auto-play (``auto_disc_rate``, ``auto_disc_share``).
+- timeouts on a dropped connection (player; classic, the only variant with a clock): an
+  auto-play his own disconnect preceded *in the same turn* (between the turn's start,
+  CL-TIMER, and the auto-play) — per clocked turn (``auto_disc_rate``, count
+  ``n_auto_disc`` of ``n_clock_turns``), per auto-play shrunk toward the population's share
+  (``auto_disc_share``), and as a pooled z against the population's rate per clocked turn
+  (``auto_disc_z``); and the hand he let the clock run out on: the meld distance at his
+  auto-plays against the population's hands at the same point of a game (variant, hand
+  size, turn), pooled (``auto_hand_z``). Honest players drop too (long pauses, network
+  trouble) and then time out at any hand; a timeout abuser drops when the turn is not
+  worth playing. The *timing* of the drop within the turn is no signal: an abuser's drop
+  comes after a think time like anybody's.
 - throwing (a -> b): a discards cards of his own melds more often with b seated than
   without (``throw_with``).
 - co-seating beyond the lobby (pair): games together over the number expected from both
@@ -70,7 +79,7 @@ PLAYER_FEATURES: tuple[str, ...] = (
     "fresh_dist_rel", "hc_excess", "hc_t", "hc_next_excess", "stock_informed", "pick_gain",
     "keep_gain", "n_devices", "n_ips", "device_sharers",
     "hc_tie", "hc_tie_t", "hc_tie_n", "hc_pub", "stock_edge", "auto_co_max", "fresh_co_max",
-    "auto_disc_rate", "auto_disc_share",
+    "auto_disc_rate", "auto_disc_share", "auto_disc_z", "auto_hand_z",
     "stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z", "mi_hb_z",
 )
 
@@ -183,14 +192,51 @@ co_ev AS (  -- timeouts / Fresh together with one partner, beyond both players' 
     FROM ev x JOIN ev y ON x.game_id = y.game_id AND x.player <> y.player GROUP BY ALL
     HAVING count(*) >= 3
 ),
--- auto-plays that follow the player's own disconnect within 2 s: the clock ran out on a
--- dropped connection at the deadline (a genuine drop comes at a random moment of the turn)
-ad AS (
-    SELECT m.player, count(DISTINCT (m.game_id, m.seq)) AS n_auto_disc
-    FROM fraud.moves m JOIN fraud.sessions s
-      ON s.game_id = m.game_id AND s.player = m.player AND s.event = 'disconnect'
-     AND s.ts_ms BETWEEN m.ts_ms - 2000 AND m.ts_ms AND s.seq < m.seq
-    WHERE m.auto GROUP BY m.player
+-- timeouts on a dropped connection (only classic has a clock, CL-TIMER). A turn starts at
+-- the move that ended the previous one (a discard, a declaration, an auto-play; the game's
+-- start for the first); an auto-play counts as "on a dropped connection" if the player's own
+-- PlayerDisconnected lies between that move and the auto-play. No gap in time is measured:
+-- when in the turn a player drops tells nothing (abusers and honest players drop after a
+-- think time alike); *that* he drops and lets the clock run, and on which hand, does.
+tmv AS (
+    SELECT game_id, seq, player, type, auto, dist, hand_size, variant,
+           least(turn // 2, 15) AS tb,  -- the point of the game: ~ his n-th turn, capped
+           coalesce(max(CASE WHEN type IN ('Discarded', 'DeclaredRummy', 'AutoPlayed') THEN seq END)
+             OVER (PARTITION BY game_id ORDER BY seq
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), -1) AS turn_seq
+    FROM fraud.moves WHERE variant = 'classic' AND seat >= 0
+),
+tau AS (  -- his auto-plays, each with: did he drop in that turn before it
+    SELECT a.game_id, a.seq, a.player, a.variant, a.hand_size, a.tb, a.dist,
+           count(s.seq) > 0 AS disc
+    FROM tmv a LEFT JOIN fraud.sessions s
+      ON s.game_id = a.game_id AND s.player = a.player AND s.event = 'disconnect'
+     AND s.seq > a.turn_seq AND s.seq < a.seq
+    WHERE a.auto GROUP BY ALL
+),
+tct AS (
+    SELECT player, count(*) FILTER (WHERE type IN ('Discarded', 'DeclaredRummy', 'AutoPlayed'))
+             AS n_clock_turns
+    FROM tmv GROUP BY player
+),
+toc AS (SELECT player, count(*) AS n_auto, count(*) FILTER (WHERE disc) AS n_auto_disc
+        FROM tau GROUP BY player),
+tpop AS (  -- the population: dropped-connection auto-plays per clocked turn, and their share
+    SELECT (SELECT count(*) FILTER (WHERE disc) FROM tau)::DOUBLE
+             / nullif((SELECT sum(n_clock_turns) FROM tct), 0) AS p,
+           (SELECT avg(disc::INT) FROM tau) AS q
+),
+-- the hand at the timeout: meld distance before the auto-play against the population's hands
+-- before a draw (hand_size of a draw) or a discard (one card more) at the same point of a
+-- game; an abuser lets the clock run on a hand far from going out, an honest drop comes at
+-- any hand. sum(dist - mean) / sqrt(sum var) over his auto-plays
+thc AS (
+    SELECT variant, hand_size, tb, avg(dist) AS mu, greatest(coalesce(var_samp(dist), 0), 1.0) AS v
+    FROM tmv WHERE type IN ('Drew', 'Discarded') AND dist >= 0 GROUP BY ALL
+),
+thz AS (
+    SELECT a.player, sum(a.dist - c.mu) / sqrt(sum(c.v)) AS auto_hand_z
+    FROM tau a JOIN thc c USING (variant, hand_size, tb) WHERE a.dist >= 0 GROUP BY a.player
 ),
 -- hidden-card knowledge as pooled evidence (round 3): score statistics that grow with the
 -- number of decisions instead of raw means / t of a few events.
@@ -302,8 +348,14 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        tie.hc_tie, tie.hc_tie / nullif(tie.tie_sd / sqrt(tie.hc_tie_n), 0) AS hc_tie_t,
        coalesce(tie.hc_tie_n, 0) AS hc_tie_n, tpub.hc_pub, edge.stock_edge,
        coalesce(co_max.auto_co_max, 1) AS auto_co_max, coalesce(co_max.fresh_co_max, 1) AS fresh_co_max,
-       coalesce(ad.n_auto_disc, 0) / nullif(tim.n_turns, 0) AS auto_disc_rate,
-       coalesce(ad.n_auto_disc, 0) / nullif(tim.n_auto, 0) AS auto_disc_share,
+       coalesce(toc.n_auto_disc, 0) / nullif(tct.n_clock_turns, 0) AS auto_disc_rate,
+       CASE WHEN tct.n_clock_turns > 0  -- shrunk toward the population's share by 2 auto-plays
+            THEN (coalesce(toc.n_auto_disc, 0) + 2 * tpop.q) / (coalesce(toc.n_auto, 0) + 2)
+       END AS auto_disc_share,
+       coalesce((coalesce(toc.n_auto_disc, 0) - tct.n_clock_turns * tpop.p)
+                  / sqrt(greatest(tct.n_clock_turns * tpop.p * (1 - tpop.p), 0.25)), 0)
+         AS auto_disc_z,
+       coalesce(thz.auto_hand_z, 0) AS auto_hand_z,
        zst.stock_z, ztz.hc_tie_z, zaz.hc_all_z,
        (coalesce(zst.stock_z, 0) + coalesce(ztz.hc_tie_z, 0) + coalesce(mhz.mi_hb_z, 0))
          / sqrt(greatest((zst.stock_z IS NOT NULL)::INT + (ztz.hc_tie_z IS NOT NULL)::INT
@@ -311,12 +363,15 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        miz.mi_tie_z, miz.mi_reach_z, mhz.mi_hb_z,
        coalesce(tim.n_timed, 0) AS n_timed, coalesce(hc.hc_n, 0) AS n_discards,
        coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns,
-       coalesce(miz.n_starts, 0) AS n_starts
+       coalesce(miz.n_starts, 0) AS n_starts,
+       coalesce(tct.n_clock_turns, 0) AS n_clock_turns, coalesce(toc.n_auto_disc, 0) AS n_auto_disc
 FROM res
 LEFT JOIN tim USING (player) LEFT JOIN hc USING (player) LEFT JOIN pks USING (player)
 LEFT JOIN ses USING (player) LEFT JOIN dsh USING (player)
 LEFT JOIN tie USING (player) LEFT JOIN tpub USING (player) LEFT JOIN edge USING (player)
-LEFT JOIN co_max USING (player) LEFT JOIN ad USING (player)
+LEFT JOIN co_max USING (player)
+LEFT JOIN tct USING (player) LEFT JOIN toc USING (player) LEFT JOIN thz USING (player)
+CROSS JOIN tpop
 LEFT JOIN zst USING (player) LEFT JOIN ztz USING (player) LEFT JOIN zaz USING (player)
 LEFT JOIN miz USING (player) LEFT JOIN mhz USING (player)
 ORDER BY res.player

@@ -58,7 +58,8 @@ MECH_SIGNALS: dict[str, list[tuple[str, int]]] = {
     "bot": [("think_sd", -1), ("think_sd_draw", -1), ("think_diff_corr", -1), ("slow_share", -1)],
     "hidden_card": [("hc_z", 1), ("stock_z", 1), ("hc_tie_z", 1), ("mi_tie_z", 1),
                     ("hc_all_z", 1), ("stock_informed", 1), ("hc_tie_t", 1), ("stock_edge", 1)],
-    "timeout_abuse": [("auto_disc_share", 1), ("auto_disc_rate", 1), ("auto_rate", 1),
+    "timeout_abuse": [("auto_disc_z", 1), ("auto_hand_z", 1), ("auto_disc_share", 1),
+                      ("auto_disc_rate", 1), ("auto_rate", 1),
                       ("fresh_rate", 1), ("auto_co_max", 1),
                       ("fresh_co_max", 1), ("disconnect_rate", 1), ("fresh_dist_rel", -1)],
 }

@@ -25,7 +25,11 @@
   one signal, the rest imputed) ranks below honest players with mild evidence
   everywhere. The z already weighs each context by its own evidence. Decided on a
   development world (seed 7707: the pooled z alone 0.80 average precision against the
-  chosen learner's 0.62; DETECTION.md round 4), not on the held-out worlds.
+  chosen learner's 0.62; DETECTION.md round 4), not on the held-out worlds. Timeout
+  abuse likewise by ``auto_disc_z`` (his timeouts on his own dropped connection against
+  the population's rate per clocked turn): on four development worlds (seeds 21-24) it
+  alone ranked every abuser first, while the learner chosen by cross-validation (a tie
+  at 1.0, broken by order) scored 0.84 on a held-out one of them.
 - Unsupervised: an :class:`~sklearn.ensemble.IsolationForest` on standardised, imputed
   features, for behaviour no training world contained; its score is a population
   percentile (1.0 = the most unusual).
@@ -134,13 +138,14 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
             "n_games"),
     "hidden_card": ("stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z",
                     "mi_hb_z", "stock_informed", "stock_edge"),
-    "timeout_abuse": ("auto_disc_share", "auto_disc_rate", "auto_rate", "disconnect_rate",
-                      "fresh_rate", "auto_co_max", "fresh_co_max", "fresh_dist_rel"),
+    "timeout_abuse": ("auto_disc_z", "auto_hand_z", "auto_disc_share", "auto_disc_rate",
+                      "auto_rate", "disconnect_rate", "fresh_rate", "auto_co_max", "fresh_co_max",
+                      "fresh_dist_rel"),
 }
 
 
 #: mechanism -> its pooled evidence column, the score when training positives are thin
-POOLED: dict[str, str] = {"hidden_card": "hc_z"}
+POOLED: dict[str, str] = {"hidden_card": "hc_z", "timeout_abuse": "auto_disc_z"}
 #: below this many training positives a mechanism in POOLED is scored by its pooled z
 POOLED_BELOW = 30
 

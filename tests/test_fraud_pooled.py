@@ -225,24 +225,24 @@ def test_signatures_are_feature_columns() -> None:
 
 
 def test_signature_learner_is_a_candidate(tmp_path: Path) -> None:
-    """With a dozen positives whose only trace is in their signature signals (timeout
-    abuse: auto_disc_share, auto_rate) and 40 noise columns, the training-world CV weighs
+    """With a dozen positives whose only trace is in their signature signals (bots:
+    think_sd, think_sd_draw) and 40 noise columns, the training-world CV weighs
     the signature learner too, and the fitted model ranks the positives on top."""
     rng = np.random.default_rng(0)
     n = 400
     data = {c: rng.normal(size=n) for c in PLAYER_FEATURES}
     y = np.zeros(n, dtype=bool)
     y[:12] = True
-    data["auto_disc_share"] = np.where(y, 4.0, 0.0) + rng.normal(size=n)
-    data["auto_rate"] = np.where(y, 3.0, 0.0) + rng.normal(size=n)
+    data["think_sd"] = np.where(y, 4.0, 0.0) + rng.normal(size=n)
+    data["think_sd_draw"] = np.where(y, 3.0, 0.0) + rng.normal(size=n)
     players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **data})
     pairs = pl.DataFrame({"p1": ["q000"], "p2": ["q001"], **{c: [0.0] for c in PAIR_FEATURES}})
-    model = FraudModel().fit(players, pairs, {"timeout_abuse": {f"q{i:03d}" for i in range(12)}}, {})
-    cv = model.trained_on["timeout_abuse"]["cv_ap"]
+    model = FraudModel().fit(players, pairs, {"bot": {f"q{i:03d}" for i in range(12)}}, {})
+    cv = model.trained_on["bot"]["cv_ap"]
     assert set(cv) == {"boosting", "logistic", "signature"}
     assert cv["signature"] > 0.8
     ps, _ = model.predict(players, pairs)
-    top = set(ps.sort("timeout_abuse", descending=True).head(12).get_column("player"))
+    top = set(ps.sort("bot", descending=True).head(12).get_column("player"))
     assert len(top & {f"q{i:03d}" for i in range(12)}) >= 11
     path = tmp_path / "m.joblib"
     model.save(path)
