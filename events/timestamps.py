@@ -35,7 +35,18 @@ def _minute_millis(ts: str) -> int:
     return base
 
 
+#: day number since 1970 -> "YYYY-MM-DDT" (the simulator formats every event's time)
+_DAY_TEXT: dict[int, str] = {}
+
+
 def format_ts(ms: int) -> str:
     """Milliseconds since the epoch -> ``YYYY-MM-DDTHH:MM:SS.mmmZ``."""
-    dt = datetime.fromtimestamp(ms // 1000, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    day, in_day = divmod(ms, 86_400_000)
+    text = _DAY_TEXT.get(day)
+    if text is None:
+        text = datetime.fromtimestamp(day * 86_400, tz=UTC).strftime("%Y-%m-%dT")
+        if len(_DAY_TEXT) < 1 << 16:
+            _DAY_TEXT[day] = text
+    secs, milli = divmod(in_day, 1000)
+    hours, rest = divmod(secs, 3600)
+    return f"{text}{hours:02d}:{rest // 60:02d}:{rest % 60:02d}.{milli:03d}Z"

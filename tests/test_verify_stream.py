@@ -89,3 +89,4 @@ def test_a_game_whose_first_lines_are_not_valid_events(tmp_path: Path) -> None:
     by_id = {r.game_id: r for r in streamed.records}
     assert {f.rule for f in by_id["nothing-valid"].findings} == {"LOG-EVENT"}
     assert [f.seq for f in by_id[created["game_id"]].findings][:2] == [0, 1]
+
