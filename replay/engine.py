@@ -205,22 +205,22 @@ class GameEngine:
                       f"knows (v1..v{current}); the replay cannot follow it")
         self.halted = True
 
-    def unreadable(self, obj: dict[str, Any], reason: str, message: str) -> bool:
+    def unreadable(self, obj: dict[str, Any], reason: str, message: str) -> None:
         """A line of this game that is not a valid event (``reason``: the quarantine
         code), given whole by a reader of files: its seq and chain links are checked
         like any event's, so it does not read as a gap after it, and it is a LOG-EVENT
         integrity finding at its seq. An unknown type is skipped and the replay goes
         on, as after a session event (PlayerConnected/Disconnected, no game state);
-        anything else halts (the state cannot follow an event it cannot read).
-        Returns False (nothing done) when the line has no usable ``seq``."""
+        anything else halts (the state cannot follow an event it cannot read). The line
+        must name a seq >= 0 (its place); a reader reports any other line by itself."""
         seq = obj.get("seq")
         if type(seq) is not int or seq < 0:
-            return False
+            raise ValueError(f"a line placed in a game needs a seq >= 0, not {seq!r}")
         self.events_read += 1
         if self.halted or not self._check_order(obj, seq):
             # after a halt, or at a seq already taken: the line is still reported
             self._finding(seq, "LOG-EVENT", f"{message}; skipped")
-            return True
+            return
         if self.verify_hashes:
             claimed, prev = obj.get("hash"), obj.get("prev_hash")
             if isinstance(claimed, str) and isinstance(prev, str):
@@ -236,10 +236,9 @@ class GameEngine:
                     self.chained = False
         if reason == "unknown_type" or obj.get("type") in _SESSION_TYPES:
             self._finding(seq, "LOG-EVENT", f"{message}; skipped")
-            return True
+            return
         self._finding(seq, "LOG-EVENT", f"{message}; the replay cannot follow it")
         self.halted = True
-        return True
 
     def _check_order(self, event: Event, seq: int) -> bool:
         """Game id and seq order. False = skip the event."""

@@ -150,7 +150,7 @@ def _bad_line(run: VerifyRun, path: Path, line_no: int, raw: str, error: object)
     and seq, so the replay can take it in its place)."""
     game_id, seq = _salvage_ids(raw)
     obj = None
-    if game_id is not None and seq is not None:
+    if game_id is not None and seq is not None and seq >= 0:  # a place in its game
         obj = orjson.loads(raw)
     bad = BadLine(str(path), line_no, str(error), game_id, seq, obj,
                   getattr(error, "reason", "invalid"))

@@ -17,30 +17,20 @@ from typing import Any
 import duckdb
 import orjson
 import polars as pl
-import pyarrow as pa
 import pytest
+from factkit import facts_db
 from test_fraud import make_world
 from typer.testing import CliRunner
 
 from rummyguard.cli.app import app
 from rummyguard.events.store import EventStore
-from rummyguard.fraud.facts import SCHEMAS
 from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES
 from rummyguard.fraud.flags import MECH_SIGNALS, UNUSUAL, build_flags, evidence_for
-from rummyguard.fraud.pipeline import memory_db
 from rummyguard.fraud.rings import Ring
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
-def _facts(**rows: list[dict[str, Any]]) -> duckdb.DuckDBPyConnection:
-    """An in-memory store of ``fraud.*`` tables: the given rows, every other table empty."""
-    tables = {}
-    for name, schema in SCHEMAS.items():
-        data = rows.get(name, [])
-        tables[name] = pa.table({f.name: pa.array([r.get(f.name) for r in data], f.type)
-                                 for f in schema}, schema=schema)
-    return memory_db(tables)
 
 
 def _players(n: int = 40, **target: float) -> pl.DataFrame:
@@ -74,7 +64,7 @@ def test_anomaly_flag_no_signature_explains_is_unusual_with_its_real_signals() -
     median. Now: mechanism ``unusual``, the extreme signal first, the count last."""
     players = _players(win_rate=9.0, n_games=2.0)
     pairs, qscore = _empty_pairs()
-    con = _facts(chip_flows=[{"game_id": "g1", "seq": 40, "src": "p05", "dst": "p00",
+    con = facts_db(chip_flows=[{"game_id": "g1", "seq": 40, "src": "p05", "dst": "p00",
                               "amount": 50.0, "kind": "pot"}])
     flags = build_flags(con, players, pairs, _anomaly_scores(players), qscore, [],
                         supervised=False)
@@ -94,7 +84,7 @@ def test_anomaly_flag_no_signature_explains_is_unusual_with_its_real_signals() -
 def test_anomaly_flag_keeps_a_mechanism_whose_signature_is_extreme() -> None:
     players = _players(think_sd=-5.0, think_sd_draw=-5.0)
     pairs, qscore = _empty_pairs()
-    flags = build_flags(_facts(), players, pairs, _anomaly_scores(players), qscore, [],
+    flags = build_flags(facts_db(), players, pairs, _anomaly_scores(players), qscore, [],
                         supervised=False)
     (row,) = flags.iter_rows(named=True)
     assert row["mechanism"] == "bot"
@@ -122,7 +112,7 @@ def test_ring_flag_names_its_mechanism_and_signals_against_the_pair_population()
     pairs = pl.DataFrame(cols)
     qscore = pairs.select(["p1", "p2"]).with_columns(pl.lit(0.5).alias("anomaly"))
     players = _players()
-    con = _facts(discards=[{"game_id": "g7", "seq": 12, "player": "a", "target": "b", "offset": 1,
+    con = facts_db(discards=[{"game_id": "g7", "seq": 12, "player": "a", "target": "b", "offset": 1,
                             "card": 24, "gain": 2, "alt_gain": 0.2, "keep_gain": 0, "tie_alt": 0.25,
                             "tie_n": 4, "pub_gain": 0, "pub_tie_alt": 0.0, "pub_flat": True,
                             "taken": True}])
@@ -146,7 +136,7 @@ def test_hidden_card_stock_evidence_is_a_close_call() -> None:
     """Drawing from the stock over a useless pile top is what everyone does: only a stock
     draw over a pile top of use shows hidden-card knowledge."""
     base = {"player": "p", "ncards": 1, "gain": 2, "from_player": "q"}
-    con = _facts(pickups=[
+    con = facts_db(pickups=[
         {**base, "game_id": "g1", "seq": 5, "source": "stock", "pile_gain": 0, "stock_gain": 2},
         {**base, "game_id": "g1", "seq": 9, "source": "stock", "pile_gain": 1, "stock_gain": 2},
     ])
@@ -158,7 +148,7 @@ def test_hidden_card_stock_evidence_is_a_close_call() -> None:
 
 def test_multi_account_evidence_falls_back_to_a_shared_ip() -> None:
     row = {"event": "connect", "ts_ms": 0, "client": "web"}
-    con = _facts(sessions=[
+    con = facts_db(sessions=[
         {**row, "game_id": "g1", "seq": 1, "player": "a", "ip_hash": "ip1", "device_hash": "d1"},
         {**row, "game_id": "g1", "seq": 2, "player": "b", "ip_hash": "ip1", "device_hash": "d2"},
         {**row, "game_id": "g2", "seq": 1, "player": "b", "ip_hash": "ip1", "device_hash": "d2"},
@@ -172,7 +162,7 @@ def test_multi_account_evidence_falls_back_to_a_shared_ip() -> None:
 def test_player_evidence_names_the_player_who_moved() -> None:
     row = {"seat": 0, "variant": "classic", "ts_ms": 0, "turn": 1, "hand_size": 10,
            "difficulty": 1, "player": "p"}
-    con = _facts(moves=[
+    con = facts_db(moves=[
         {**row, "game_id": "g1", "seq": 4, "type": "FreshPressed", "think_ms": 900, "dist": 3,
          "auto": False},
         {**row, "game_id": "g1", "seq": 9, "type": "AutoPlayed", "think_ms": 30000, "dist": -1,

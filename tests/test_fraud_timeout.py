@@ -27,12 +27,11 @@ import dataclasses
 import random
 from typing import Any
 
-import duckdb
 import polars as pl
-import pyarrow as pa
 import pytest
+from factkit import facts_db
 
-from rummyguard.fraud.facts import SCHEMAS, batch_facts
+from rummyguard.fraud.facts import batch_facts
 from rummyguard.fraud.features import PLAYER_FEATURES, player_features
 from rummyguard.fraud.models import SIGNATURES
 from rummyguard.fraud.pipeline import memory_db
@@ -45,14 +44,6 @@ SIGNALS = ("auto_disc_rate", "auto_disc_share", "auto_disc_z", "auto_hand_z")
 
 
 # -- hand-built facts --------------------------------------------------------------------------
-def _facts(**rows: list[dict[str, Any]]) -> duckdb.DuckDBPyConnection:
-    """An in-memory store of ``fraud.*`` tables: the given rows, every other table empty."""
-    tables = {}
-    for name, schema in SCHEMAS.items():
-        data = rows.get(name, [])
-        tables[name] = pa.table({f.name: pa.array([r.get(f.name) for r in data], f.type)
-                                 for f in schema}, schema=schema)
-    return memory_db(tables)
 
 
 def _move(game: str, seq: int, player: str, kind: str, turn: int, dist: int,
@@ -96,7 +87,7 @@ def test_only_his_own_drop_in_the_same_turn_counts() -> None:
         _drop("g", 13, "a"), _drop("g", 14, "b", ts_ms=5_000),  # any ts: no gap is measured
         _drop("h", 1, "a"),
     ]
-    con = _facts(moves=moves, sessions=sessions,
+    con = facts_db(moves=moves, sessions=sessions,
                  player_games=_seated("g") + _seated("h", "r500"))
     f = player_features(con)
     row = {r["player"]: r for r in f.to_dicts()}
@@ -116,7 +107,7 @@ def test_the_hand_at_the_timeout_is_measured_against_hands_at_the_same_point() -
     # after the floor; b times out there on a hand of 9, a on a hand of 5
     moves = [_move("g", i, "ab"[i % 2], "Drew", 1, 4 + (i % 3)) for i in range(1, 13)]
     moves += [_move("g", 20, "a", "AutoPlayed", 1, 5), _move("g", 21, "b", "AutoPlayed", 1, 9)]
-    f = player_features(_facts(moves=moves, player_games=_seated("g")))
+    f = player_features(facts_db(moves=moves, player_games=_seated("g")))
     z = dict(zip(f.get_column("player"), f.get_column("auto_hand_z"), strict=True))
     mean = sum(4 + (i % 3) for i in range(1, 13)) / 12
     assert z["b"] > 2.5 and z["b"] > z["a"]

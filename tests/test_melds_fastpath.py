@@ -1,4 +1,4 @@
-"""The natural-run and natural-set fast paths of replay/rules/melds.py gives exactly what the general
+"""The natural-run and natural-set fast paths of replay/rules/melds.py give exactly what the general
 path gives, or declines (None) and leaves the verdict to it."""
 
 from __future__ import annotations
@@ -21,21 +21,25 @@ RULES = [MeldRules(), MeldRules(run_min=4), MeldRules(wild=frozenset({0, 1, 2, 3
          MeldRules(set_max=None, set_distinct_suits=False), MeldRules(set_min=4, set_max=8)]
 
 
-def _general(cards: list[int], rules: MeldRules) -> object:
+#: meld kind -> (fast path, general path)
+PATHS = {"run": (_natural_run, _general_run), "set": (_natural_set, _general_set)}
+
+
+def _general(kind: str, cards: list[int], rules: MeldRules) -> object:
     try:
-        return _general_run(list(cards), {}, rules)
+        return PATHS[kind][1](list(cards), {}, rules)
     except MeldError as err:
         return err.code
 
 
-def _check(cards: list[int], rules: MeldRules) -> bool:
+def _check(kind: str, cards: list[int], rules: MeldRules) -> bool:
     """True if the fast path answered (and then agreed with the general path)."""
     if not rules.wild.isdisjoint(cards):
         return False
-    fast = _natural_run(list(cards), rules)
+    fast = PATHS[kind][0](list(cards), rules)
     if fast is None:
         return False
-    assert fast == _general(cards, rules), cards
+    assert fast == _general(kind, cards, rules), cards
     return True
 
 
@@ -44,9 +48,9 @@ def test_every_natural_run_takes_the_fast_path_and_agrees() -> None:
     for rules, suit, start, length in itertools.product(RULES[:2], range(4), range(13), range(3, 15)):
         ranks = [(start + i) % 13 for i in range(length)]
         cards = [r << 2 | suit for r in ranks]
-        if _check(cards, rules):
+        if _check("run", cards, rules):
             answered += 1
-        elif not isinstance(_general(cards, rules), str):
+        elif not isinstance(_general("run", cards, rules), str):
             # a valid run the fast path declined: only an ace-low run longer than
             # the ladder or a wrapped one may be left to the general path
             raise AssertionError(f"fast path declined a valid run {cards}")
@@ -56,24 +60,7 @@ def test_every_natural_run_takes_the_fast_path_and_agrees() -> None:
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.integers(0, 52), min_size=0, max_size=15), st.sampled_from(RULES))
 def test_fast_path_never_disagrees(cards: list[int], rules: MeldRules) -> None:
-    _check(cards, rules)
-
-
-def _set_general(cards: list[int], rules: MeldRules) -> object:
-    try:
-        return _general_set(list(cards), {}, rules)
-    except MeldError as err:
-        return err.code
-
-
-def _check_set(cards: list[int], rules: MeldRules) -> bool:
-    if not rules.wild.isdisjoint(cards):
-        return False
-    fast = _natural_set(list(cards), rules)
-    if fast is None:
-        return False
-    assert fast == _set_general(cards, rules), cards
-    return True
+    _check("run", cards, rules)
 
 
 def test_every_natural_set_takes_the_fast_path_and_agrees() -> None:
@@ -84,21 +71,21 @@ def test_every_natural_set_takes_the_fast_path_and_agrees() -> None:
                 itertools.combinations_with_replacement(range(4), k) for k in range(1, 7)
             ):
                 cards = [rank << 2 | s for s in suits]
-                if _check_set(cards, rules):
+                if _check("set", cards, rules):
                     answered += 1
                 elif rules.wild.isdisjoint(cards):
-                    assert isinstance(_set_general(cards, rules), str), (cards, rules)
+                    assert isinstance(_general("set", cards, rules), str), (cards, rules)
     assert answered > 300
 
 
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.integers(0, 52), min_size=0, max_size=9), st.sampled_from(RULES))
 def test_set_fast_path_never_disagrees(cards: list[int], rules: MeldRules) -> None:
-    _check_set(cards, rules)
+    _check("set", cards, rules)
 
 
 @settings(max_examples=2000, deadline=None)
 @given(st.integers(0, 12), st.lists(st.integers(0, 3), min_size=1, max_size=8),
        st.sampled_from(RULES))
 def test_set_fast_path_on_one_rank(rank: int, suits: list[int], rules: MeldRules) -> None:
-    _check_set([rank << 2 | s for s in suits], rules)
+    _check("set", [rank << 2 | s for s in suits], rules)

@@ -90,3 +90,16 @@ def test_a_game_whose_first_lines_are_not_valid_events(tmp_path: Path) -> None:
     assert {f.rule for f in by_id["nothing-valid"].findings} == {"LOG-EVENT"}
     assert [f.seq for f in by_id[created["game_id"]].findings][:2] == [0, 1]
 
+
+def test_a_bad_line_with_a_negative_seq_is_still_reported(tmp_path: Path) -> None:
+    """A line naming its game but a seq below 0 has no place in the game: it is still one
+    LOG-EVENT finding of that game, both ways (nothing read is lost)."""
+    lines = _sample_lines()
+    bad = {**orjson.loads(lines[3]), "seq": -1}
+    path = tmp_path / "negative.jsonl"
+    path.write_bytes(b"\n".join([*lines, orjson.dumps(bad)]) + b"\n")
+    streamed = verify_files([path])
+    assert orjson.dumps(streamed.to_json()) == _two_step([path])
+    found = [f for r in streamed.records for f in r.findings if f.rule == "LOG-EVENT"]
+    assert len(found) == 1 and "negative.jsonl:" in found[0].message
+
