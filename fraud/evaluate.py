@@ -329,11 +329,43 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
                 entry["acted"]["player_level"] = acted_metrics(
                     pids, ppos, acted[f"{m}:players"], {"model": best_s}, boots)
         report["mechanisms"][m] = entry
+    report["collusion"] = collusion_metrics(pairs, pkeys, truth, acted, boots)
     report["rings"] = ring_metrics(test, qscore)
     report["evidence"] = evidence_precision(test, pscore, qscore)
     if lomo and train is not None:
         report["leave_one_out"] = leave_one_out(train, test, boots=boots)
     return report
+
+
+def collusion_metrics(pairs: pl.DataFrame, pkeys: list[tuple[str, str]], truth: Truth,
+                      acted: dict[str, set[Any]], boots: int = 200) -> dict[str, Any]:
+    """Pair collusion as one class (issue 8's "pair/ring collusion" target): a pair is
+    positive when it is labelled for *any* pair mechanism (card feeding, soft play, chip
+    dumping, multi-account), so precision@50 can be judged even when no single mechanism
+    has 50 pairs. Scorers: the ``any_pair`` model (trained on that union), the best of
+    the per-mechanism pair models (``max_mechanism``), the unsupervised detector and both
+    baselines; the acted view as for each mechanism."""
+    pos = set().union(*(truth.pair_pos.get(m, set()) for m in PAIR_MECHANISMS))
+    done = set().union(*(acted.get(m, set()) for m in PAIR_MECHANISMS))
+    y = np.array([k in pos for k in pkeys], dtype=bool)
+    if not y.any():
+        return {"level": "pair", "absent": True}
+    mech_cols = [m for m in PAIR_MECHANISMS if m in pairs.columns]
+    zeros = np.zeros(len(pkeys))
+    scores = {
+        "model": (pairs.get_column("any_pair").fill_null(0).to_numpy()
+                  if "any_pair" in pairs.columns else zeros),
+        "max_mechanism": (pairs.select(pl.max_horizontal(mech_cols).fill_null(0)).to_series()
+                          .to_numpy() if mech_cols else zeros),
+        "unsupervised": pairs.get_column("anomaly").to_numpy(),
+        "baseline_winrate": pairs.get_column("base_winrate").fill_null(0).to_numpy(),
+        "baseline_chipflow": pairs.get_column("base_chipflow").fill_null(0).to_numpy(),
+    }
+    entry: dict[str, Any] = {"level": "pair", "mechanisms": list(PAIR_MECHANISMS)}
+    for name, s in scores.items():
+        entry[name] = metrics(y, s, boots)
+    entry["acted"] = acted_metrics(list(pkeys), pos, done, scores, boots)
+    return entry
 
 
 def leave_one_out(train: World, test: World, boots: int = 200) -> dict[str, Any]:
@@ -523,6 +555,26 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {m} | player (best pair) | {x['positives']} / {x['n']} | model | "
                          f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
                          f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+    col = report.get("collusion")
+    if col and not col.get("absent"):
+        lines.append("")
+        lines.append("Pair collusion as one class (positive = labelled for any pair mechanism; "
+                     "`model` = the any_pair model, `max_mechanism` = the best per-mechanism "
+                     "pair score; acted = at least one planted act of the pair):")
+        lines.append("")
+        lines.append("| view | positives / n | scorer | PR-AUC [95% CI] | P@10 | P@50 [95% CI] | "
+                     "P@100 | recall@1%FPR [95% CI] |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        for view, block in (("all labelled", col), ("acted", col["acted"])):
+            if block.get("absent"):
+                lines.append(f"| {view} | — | — | no labelled pair acted | | | | |")
+                continue
+            for scorer in ("model", "max_mechanism", "unsupervised", "baseline_winrate",
+                           "baseline_chipflow"):
+                x = block[scorer]
+                lines.append(f"| {view} | {x['positives']} / {x['n']} | {scorer} | "
+                             f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
+                             f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
     lines.append("")
     lines.extend(_acted_table(report))
     lines.append("")
@@ -583,6 +635,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["ACTED_RULE", "KS", "World", "acted_metrics", "acted_positives", "evaluate",
+__all__ = ["ACTED_RULE", "KS", "World", "acted_metrics", "acted_positives", "collusion_metrics",
+           "evaluate",
            "evidence_precision", "leave_one_out", "metrics", "render_markdown", "ring_metrics",
            "seating"]

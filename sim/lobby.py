@@ -4,13 +4,27 @@ Players start sessions (a few a day, evening-heavy, lengths log-normal; bots run
 hours), pick a variant and stake they like, and wait in that queue. A table forms when
 enough players wait (or the oldest has waited two minutes and the variant's minimum is
 there); a player left alone in his queue moves, every two minutes, to another of his
-stakes where someone waits. Group members (colluders, friends, one person's accounts)
-come online together at a variant and stake they all like, at the group's pace (each
-member's own session starts are thinned so that his total stays what his activity
-says), and the first to be seated pulls his waiting partners to the same table — the
-same way for fraud and for friends, so co-seating alone is not proof. Chip dumpers
-prefer heads-up tables; partners take adjacent seats most of the time (a feeder right
-before his receiver is the seat that pays).
+stakes where someone waits.
+
+Colluders seek their partner's table, and friends play together: when a group member
+starts a session, each offline partner comes along with the group's ``together`` chance
+(drawn per group, the same range for fraud and friends: population._together), at a
+variant and stake they all like, at the group's pace (each member's own session starts
+are thinned so that his total stays what his activity says). Those who came form the
+session's *party*: it queues as one unit when its last member has arrived, sits at one
+table, and goes back to the queue together after each sitting until a member's session
+ends. A party waits for at least one stranger — it never starts a table with its
+groups' members alone (chip-dumping pairs excepted at the variant's own heads-up odds: see
+:func:`_try_seat`) — so coordination makes partners share tables, not heads-up pair
+tables, and sessions without the partner keep co-seating a signal, not a certainty.
+The same rule for fraud and friends, so co-seating alone is not proof. Partners take
+adjacent seats most of the time (a feeder right before his receiver is the seat that
+pays).
+
+Before this rule the first partner seated pulled whoever of his partners already waited,
+and partners drifted apart after one sitting: in a 30,000-game world of 9,000 players a
+card feeder had his partner at the table in 18 % of his games, a chip dumper in 1 %;
+now 80-95 %, with no more games than a lone player.
 
 None of this may tell a fraudster by anything but his play: game and session counts,
 first appearance, variants and stakes played are those of a lone player of the same
@@ -43,6 +57,9 @@ TABLE_SIZES: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {
     "michigan": ((3, 4, 5, 6), (0.3, 0.35, 0.2, 0.15)),
 }
 MIN_SEATS = {"classic": 2, "r500": 2, "liverpool": 2, "michigan": 3}
+#: variants where a chip-dumping pair may sit heads-up (their dumping brains: classic's
+#: walk-out and thrown games, Rummy 500's held cards in a tournament)
+HEADS_UP_DUMPING = ("classic", "r500")
 #: mean sessions per account per day (times the account's activity). At 0.55 a
 #: 3,000-game world's lobby was so thin (~0.3 arrivals an hour per variant and stake) that
 #: lone players' sessions went by waiting while group members, who bring their opponents,
@@ -68,6 +85,8 @@ class Sitting:
     session_start: dict[str, int]
     first_dealer: int
     faults: dict[int, str] = field(default_factory=dict)  # game number -> fault kind
+    #: the parties (partners who came online together) seated here, as the lobby formed it
+    parties: list[tuple[str, ...]] = field(default_factory=list)
 
 
 def table_rules(variant: str, rng: random.Random, dumpers: bool, stake: int = 100) -> dict[str, Any]:
@@ -89,7 +108,14 @@ def table_rules(variant: str, rng: random.Random, dumpers: bool, stake: int = 10
 
 
 def plan_sittings(seed: int, pop: Population, variants: tuple[str, ...], games: int) -> list[Sitting]:
-    """Sessions -> queues -> tables, until the sittings hold ``games`` games."""
+    """Sessions -> queues -> tables, until the sittings hold ``games`` games.
+
+    A player who starts a session may bring partners of his groups along (each offline
+    partner with the group's ``together`` chance): that session's *party*. A party queues
+    as one unit once its last member has arrived, sits at one table with at least one
+    stranger (see :func:`_try_seat`), and goes back to the queue together after each
+    sitting, until a member's session ends. Partners who came online on their own are
+    strangers to each other in the lobby: they meet only as often as the queue makes them."""
     rng = random.Random(derive_seed(seed, "lobby"))
     players = pop.by_id()
     group_of: dict[str, list[tuple[str, list[str], float, str]]] = {}
@@ -101,6 +127,8 @@ def plan_sittings(seed: int, pop: Population, variants: tuple[str, ...], games: 
     session_end: dict[str, int] = {}
     session_start: dict[str, int] = {}
     session_pick: dict[str, tuple[str, int]] = {}
+    party_of: dict[str, int] = {}  # player -> the party of his current session, if any
+    parties: dict[int, tuple[str, ...]] = {}
     day = 0
 
     rate = {pid: SESSIONS_PER_DAY * p.activity * _own_share(group_of.get(pid, []))
@@ -116,6 +144,18 @@ def plan_sittings(seed: int, pop: Population, variants: tuple[str, ...], games: 
                 t = base + hour * 3_600_000 + rng.randrange(3_600_000)
                 counter += 1
                 heapq.heappush(heap, (t, counter, "start", pid))
+
+    def push(t: int, kind: str, pid: str) -> None:
+        nonlocal counter
+        counter += 1
+        heapq.heappush(heap, (t, counter, kind, pid))
+
+    def unit_of(pid: str, t: int) -> list[str]:
+        """``pid`` and the members of his party who are free to queue with him now."""
+        party = parties.get(party_of.get(pid, -1), (pid,))
+        return [m for m in party if m == pid or (
+            party_of.get(m) == party_of[pid] and session_pick.get(m) == session_pick[pid]
+            and busy_until.get(m, 0) <= t and session_end.get(m, 0) - t >= 3 * MINUTE_MS)]
 
     schedule_day(0)
     waiting: dict[tuple[str, int], list[tuple[int, str]]] = {}
@@ -144,55 +184,72 @@ def plan_sittings(seed: int, pop: Population, variants: tuple[str, ...], games: 
                        and rng.random() < together]
             session_pick[pid], joiners = _group_pick(rng, p, [players[o] for o in joiners],
                                                      variants)
+            party_of.pop(pid, None)
+            arrive = t
+            came: list[str] = []
             for other in joiners:
-                if session_end.get(other, 0) <= t:  # once, if in two of pid's groups
+                if session_end.get(other, 0) <= t and other not in came:  # once, if in two groups
                     lag = rng.randint(5_000, 240_000)
                     session_start[other] = t + lag
                     session_end[other] = session_end[pid] + rng.randint(-600_000, 600_000)
                     session_pick[other] = session_pick[pid]
-                    counter += 1
-                    heapq.heappush(heap, (t + lag, counter, "queue", other))
+                    arrive = max(arrive, t + lag)
+                    came.append(other)
+            if came:
+                # the party queues as one unit when its last member has arrived
+                party = len(parties)
+                parties[party] = (pid, *came)
+                for m in parties[party]:
+                    party_of[m] = party
+                push(arrive, "queue", pid)
+                continue
             kind = "queue"
         if kind == "retry":
             # still waiting two minutes on: the table may form now (the oldest waited two
-            # minutes), or, alone in his queue, the player moves to where others wait
+            # minutes), or, with no stranger in his queue, the unit moves to where some wait
             retry_at.pop(pid, None)
             key = session_pick[pid]
-            if busy_until.get(pid, 0) > t or all(q[1] != pid for q in waiting.get(key, [])):
+            queue = waiting.get(key, [])
+            if busy_until.get(pid, 0) > t or all(q[1] != pid for q in queue):
                 continue
-            partner_due = any(session_pick.get(m) == key and session_end.get(m, 0) > t
-                              for _g, members, _tog, _k in group_of.get(pid, [])
-                              for m in members if m != pid)
-            if len(waiting[key]) == 1 and not partner_due:
-                new_key = _liquid_pick(waiting, key, p, pid)
-                if new_key != key:
-                    waiting[key] = []
-                    session_pick[pid] = new_key
+            unit = [m for m in unit_of(pid, t) if any(q[1] == m for q in queue)]
+            new_key = _liquid_pick(waiting, key, p, unit, group_of)
+            if new_key != key:
+                queue[:] = [q for q in queue if q[1] not in unit]
+                for m in unit:
+                    session_pick[m] = new_key
             kind = "queue"
         if kind == "queue":
-            if session_end.get(pid, 0) - t < 3 * MINUTE_MS:
-                continue
             key = session_pick[pid]
+            unit = [m for m in unit_of(pid, t) if session_end.get(m, 0) - t >= 3 * MINUTE_MS]
+            if not unit:
+                continue
             queue = waiting.setdefault(key, [])
             # whoever's session ran out while waiting has gone home
             queue[:] = [q for q in queue if session_end.get(q[1], 0) - t >= 3 * MINUTE_MS]
-            if all(q[1] != pid for q in queue):
-                queue.append((t, pid))
-            made = _try_seat(rng, t, key, queue, group_of, players, session_end, session_start,
-                             sittings)
-            if any(q[1] == pid for q in queue) and pid not in retry_at:
-                retry_at[pid] = t + 2 * MINUTE_MS
-                counter += 1
-                heapq.heappush(heap, (t + 2 * MINUTE_MS, counter, "retry", pid))
+            for m in unit:
+                if all(q[1] != m for q in queue):
+                    queue.append((t, m))
+            made = _try_seat(rng, t, key, queue, group_of, party_of, session_end,
+                             session_start, sittings)
+            for m in unit:
+                if any(q[1] == m for q in queue) and m not in retry_at:
+                    retry_at[m] = t + 2 * MINUTE_MS
+                    push(t + 2 * MINUTE_MS, "retry", m)
             for s in made:
                 n = min(s.n_games, games - planned)
                 s.n_games = n
                 planned += n
                 end = s.start_ms + int(n * GAME_MINUTES[s.variant] * MINUTE_MS)
+                back: dict[int, int] = {}  # a party seated here goes back to the queue together
                 for q in s.seats:
                     busy_until[q] = end
-                    counter += 1
-                    heapq.heappush(heap, (end + rng.randint(5_000, 60_000), counter, "queue", q))
+                    party = party_of.get(q)
+                    if party is None or sum(m in s.seats for m in parties[party]) < 2:
+                        push(end + rng.randint(5_000, 60_000), "queue", q)
+                    elif party not in back:
+                        back[party] = end + rng.randint(5_000, 60_000)
+                        push(back[party], "queue", q)
                 if planned >= games:
                     break
     return [s for s in sittings if s.n_games > 0]
@@ -229,24 +286,30 @@ def _group_pick(rng: random.Random, lead: Any, joiners: list[Any],
 
 
 def _liquid_pick(waiting: dict[tuple[str, int], list[tuple[int, str]]], pick: tuple[str, int],
-                 player: Any, me: str) -> tuple[str, int]:
-    """Where a player alone in his queue goes: ``pick`` if anyone else waits there, else
-    the same variant at the one of his stakes with the most others waiting (a real lobby
-    shows the open tables), else ``pick``. The variant stays: moving across variants
-    drained the three-seat Michigan queues in thin lobbies.
+                 player: Any, unit: list[str],
+                 group_of: dict[str, list[tuple[str, list[str], float, str]]]) -> tuple[str, int]:
+    """Where a player (and his party, ``unit``) with no stranger in his queue goes: ``pick``
+    if a stranger waits there, else the same variant at the one of his stakes with the most
+    strangers waiting (a real lobby shows the open tables), else ``pick``. A stranger is
+    anyone in no group with a member of the unit: partners alone cannot start a table
+    (:func:`_try_seat`). The variant stays: moving across variants drained the three-seat
+    Michigan queues in thin lobbies.
 
     Without it, in a thin lobby a lone player waited (median 0.2 min, but a mean of 40
     min in a 3,000-game world) for an opponent and played fewer games per session
     than a group member, who brings his opponents along — a game count tell that is
     about lobby liquidity, not fraud (with SESSIONS_PER_DAY, see there)."""
-    def others(key: tuple[str, int]) -> int:
-        return sum(1 for _t, q in waiting.get(key, ()) if q != me)
+    mine = {m for u in unit for _g, members, _tog, _k in group_of.get(u, []) for m in members}
+    mine.update(unit)
 
-    if others(pick):
+    def strangers(key: tuple[str, int]) -> int:
+        return sum(1 for _t, q in waiting.get(key, ()) if q not in mine)
+
+    if strangers(pick):
         return pick
     options = [(pick[0], st) for st in sorted(set(player.stakes))]
-    best = max(options, key=others)
-    return best if others(best) else pick
+    best = max(options, key=strangers)
+    return best if strangers(best) else pick
 
 
 _HOUR_WEIGHTS = [1, 0.6, 0.4, 0.3, 0.3, 0.4, 0.6, 0.9, 1.1, 1.2, 1.3, 1.4, 1.6, 1.6, 1.5, 1.5,
@@ -264,49 +327,125 @@ def _poisson(rng: random.Random, lam: float) -> int:
 
 def _try_seat(rng: random.Random, t: int, key: tuple[str, int], queue: list[tuple[int, str]],
               group_of: dict[str, list[tuple[str, list[str], float, str]]],
-              players: dict[str, Any], session_end: dict[str, int],
+              party_of: dict[str, int], session_end: dict[str, int],
               session_start: dict[str, int], sittings: list[Sitting]) -> list[Sitting]:
+    """Form the tables the queue allows now, first come first seated; return them.
+
+    The queue is taken in *units*: a party (partners who came online together) or a lone
+    player. A table takes the first unit and the next units that fit whole, at the size
+    drawn for the variant, raised to seat a party plus at least one stranger; a party that
+    does not fit keeps its place for the next table. Once the first has waited two
+    minutes, the table starts with whoever can sit (the variant's minimum). Never does a
+    party sit with only its groups' members — partners wait for a stranger — so
+    coordination cannot make the heads-up pair tables of the rejected "queue together"
+    rule (DETECTION.md, round 5b), the same way for colluders and friends.
+
+    One exception, because the mechanism needs it: a chip-dumping party (dumper and
+    receiver) at classic or Rummy 500 takes a heads-up table when the size drawn is two
+    (the share of heads-up tables the variant has anyway). Dumping moves chips to the
+    receiver only when he is the one who wins what the dumper throws: at a table with a
+    stranger the stranger collects as often (tests/test_sim_behaviour.py: the receiver's
+    net was -4,000 chips with no heads-up table), and the walk-out that hands over a
+    heads-up pot (brain_classic) needs the pair alone. Once they sat heads-up every time
+    (size 2 forced), now at the table's own odds."""
     variant, stake = key
     made: list[Sitting] = []
     sizes, weights = TABLE_SIZES[variant]
     while queue:
-        first_t, first = queue[0]
-        partners: list[str] = []
-        dumping = False
-        for _gid, members, _tog, gkind in group_of.get(first, []):
-            for m in members:
-                if m != first and m not in partners and any(q[1] == m for q in queue):
-                    partners.append(m)
-            dumping = dumping or gkind == "chip_dumping"
-        if dumping and partners and variant in ("classic", "r500"):
-            size = 2
+        units = _units(queue, party_of)
+        first_t, lead = units[0]
+        size = rng.choices(sizes, weights)[0]
+        least = MIN_SEATS[variant]
+        if size == 2 and variant in HEADS_UP_DUMPING and _dumping_pair(lead, group_of):
+            chosen: list[str] | None = list(lead)  # the one exception: see the docstring
         else:
-            size = rng.choices(sizes, weights)[0]
-            if len(queue) < size:
-                if t - first_t < 2 * MINUTE_MS or len(queue) < MIN_SEATS[variant]:
-                    return made
-                size = len(queue)
-        chosen = [first, *partners[: size - 1]]
-        for _qt, q in queue:
-            if len(chosen) >= size:
-                break
-            if q not in chosen:
-                chosen.append(q)
+            if len(lead) > 1:
+                size = max(size, len(lead) + 1)
+                least = max(least, len(lead) + 1)
+            chosen = _fill(units, size, group_of)
+        if chosen is None:
+            if t - first_t < 2 * MINUTE_MS:
+                return made
+            # the oldest waited two minutes: the largest table the queue can make now
+            top = min(sum(len(u) for _t, u in units), max(sizes))
+            chosen = next((c for n in range(top, least - 1, -1)
+                           if (c := _fill(units, n, group_of)) is not None), None)
+            if chosen is None:
+                return made
         queue[:] = [q for q in queue if q[1] not in chosen]
         seats = _seat_order(rng, chosen, group_of)
         remaining = min(session_end[q] - t for q in seats)
         n_games = max(1, min(14, int(remaining / (GAME_MINUTES[variant] * MINUTE_MS))))
+        dumping = any(gkind == "chip_dumping" and sum(m in seats for m in members) >= 2
+                      for q in seats for _g, members, _tog, gkind in group_of.get(q, []))
         index = len(sittings)
         s = Sitting(
             index=index, table_id=f"t{index:06d}", variant=variant, stake=stake,
-            rules=table_rules(variant, rng, dumping and len(seats) == 2, stake), seats=seats,
+            rules=table_rules(variant, rng, dumping, stake), seats=seats,
             n_games=n_games, start_ms=t + rng.randint(2_000, 20_000),
             session_start={q: session_start.get(q, t) for q in seats},
             first_dealer=rng.randrange(len(seats)),
         )
+        s.parties = [tuple(u) for _t, u in units if len(u) > 1 and u[0] in chosen]
         sittings.append(s)
         made.append(s)
     return made
+
+
+def _dumping_pair(unit: list[str],
+                 group_of: dict[str, list[tuple[str, list[str], float, str]]]) -> bool:
+    """Whether ``unit`` is exactly a chip-dumping group's dumper and receiver."""
+    return len(unit) == 2 and any(
+        kind == "chip_dumping" and sorted(members) == sorted(unit)
+        for _g, members, _tog, kind in group_of.get(unit[0], []))
+
+
+def _units(queue: list[tuple[int, str]], party_of: dict[str, int]) -> list[tuple[int, list[str]]]:
+    """The queue as (arrival, members) units in queue order: a party's waiting members
+    together at its first member's place, everyone else alone."""
+    units: list[tuple[int, list[str]]] = []
+    at: dict[int, int] = {}
+    for qt, q in queue:
+        party = party_of.get(q)
+        if party is None:
+            units.append((qt, [q]))
+        elif party in at:
+            units[at[party]][1].append(q)
+        else:
+            at[party] = len(units)
+            units.append((qt, [q]))
+    return units
+
+
+def _fill(units: list[tuple[int, list[str]]], size: int,
+          group_of: dict[str, list[tuple[str, list[str], float, str]]]) -> list[str] | None:
+    """``size`` players: the first unit, then each next unit that fits whole, skipping one
+    that would complete a table of one group's members only with a party among them (a
+    party waits for a stranger); None if the queue cannot. Partners who came online on
+    their own are strangers to the rule: two friends alone in a thin lobby still play."""
+    chosen = list(units[0][1])
+    party = len(chosen) > 1
+    if len(chosen) >= size:
+        return None
+    for _t, unit in units[1:]:
+        if len(chosen) + len(unit) > size:
+            continue
+        candidate = chosen + unit
+        if (len(candidate) == size and (party or len(unit) > 1)
+                and _one_group(candidate, group_of)):
+            continue
+        party = party or len(unit) > 1
+        chosen = candidate
+        if len(chosen) == size:
+            return chosen
+    return None
+
+
+def _one_group(seats: list[str],
+               group_of: dict[str, list[tuple[str, list[str], float, str]]]) -> bool:
+    """Whether every one of ``seats`` is a member of one group (of the first seat's)."""
+    return any(all(q in members for q in seats) for _g, members, _tog, _k in
+               group_of.get(seats[0], []))
 
 
 def _seat_order(rng: random.Random, chosen: list[str],

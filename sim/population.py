@@ -168,7 +168,7 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
                 p.mechanisms.append(("card_feeding", gid, intensity, "feeder"))
         groups.append(Group(gid, mech, [p.player_id for p in members],
                             [roles[min(j, len(roles) - 1)] for j in range(len(members))],
-                            intensity, together=0.85 if len(members) > 1 else 0.0))
+                            intensity, together=_together(seed, gid, len(members))))
         planted += len(members)
     players = sorted(players, key=lambda p: p.player_id)
 
@@ -183,7 +183,8 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
         gid = f"fr{f:04d}"
         _align(rng, members)
         groups.append(Group(gid, "friends", [p.player_id for p in members],
-                            ["friend"] * len(members), 0.0, together=0.7))
+                            ["friend"] * len(members), 0.0,
+                            together=_together(seed, gid, len(members))))
         for p in members:
             hard.append((p.player_id, "friends", gid))
     for p in honest:
@@ -202,6 +203,22 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
                     hard.append((p.player_id, "household", hh))
     hard.sort()
     return Population(players, groups, hard)
+
+
+#: the range of a group's ``together`` (colluders and friends alike)
+TOGETHER = (0.4, 0.95)
+
+
+def _together(seed: int, group_id: str, size: int) -> float:
+    """The share of a member's sessions his partners join (and then sit with him: see
+    lobby.plan_sittings), one per group, drawn from the same range for fraud groups and
+    friends. Not a fixed 0.85: partners who came along on every session would share
+    every table, and co-seating would be a certainty instead of a signal. Drawn by hash,
+    not by the population's RNG, so the rest of the population stays put."""
+    if size < 2:
+        return 0.0
+    lo, hi = TOGETHER
+    return round(lo + (hi - lo) * int(stable_hash(seed, "together", group_id), 16) / 16**16, 3)
 
 
 def _new_player(rng: random.Random, seed: int, pid: str, person: str, household: str,

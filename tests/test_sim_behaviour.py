@@ -231,21 +231,37 @@ def test_multi_accounts_share_a_device_and_sit_together(world: tuple[dict, dict]
 
 
 def test_colluders_win_rates_look_ordinary(world: tuple[dict, dict]) -> None:
-    """Feeding, soft play and timeout abuse are not given away by win rate alone."""
+    """Feeding, soft play and timeout abuse are not given away by win rate alone.
+
+    The win rate is taken over the table's fair share (wins minus the sum of 1/seats over
+    the player's games): partners who came online together sit with at least one
+    stranger (sim/lobby.py), so a colluder plays three-seat tables where a lone player of
+    this thin 40-player world mostly plays heads-up (~75 % of his games), and a raw win
+    rate would compare 1-in-3 games with 1-in-2 ones."""
     games, labels = world
     played: collections.Counter = collections.Counter()
     won: collections.Counter = collections.Counter()
+    fair: collections.Counter = collections.Counter()
     for events in games.values():
-        for p in events[0]["payload"]["seats"]:
+        seats = events[0]["payload"]["seats"]
+        for p in seats:
             played[p] += 1
+            fair[p] += 1 / len(seats)
         for p in events[-1]["payload"]["winners"]:
             won[p] += 1
-    honest = [won[p] / played[p] for p in _honest(labels) if played[p] >= 30]
+
+    def excess(p: str) -> float:
+        return (won[p] - fair[p]) / played[p]
+
+    honest = [excess(p) for p in _honest(labels) if played[p] >= 30]
     mean, sd = statistics.mean(honest), statistics.pstdev(honest)
     lo, hi = mean - 2.5 * sd, mean + 2.5 * sd
     subtle = {m["player_id"] for m in labels["mechanisms"]
               if m["mechanism"] in ("soft_play", "timeout_abuse")
               or (m["mechanism"] == "card_feeding" and m["role"] == "feeder")}
+    checked = 0
     for p in subtle:
         if played[p] >= 30:
-            assert lo <= won[p] / played[p] <= hi, p
+            assert lo <= excess(p) <= hi, p
+            checked += 1
+    assert checked >= 3

@@ -1,0 +1,76 @@
+"""Pair collusion as one class in the evaluation: a pair labelled for *any* pair
+mechanism is a positive, scored by the ``any_pair`` model and by the best per-mechanism
+score; the acted view drops labelled pairs that never acted. Frames and labels are built
+by hand so the expected figures are exact."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from rummyguard.fraud.evaluate import collusion_metrics, render_markdown
+from rummyguard.fraud.labels import Truth
+
+KEYS = [("a", "b"), ("c", "d"), ("e", "f"), ("g", "h"), ("i", "j"), ("k", "l")]
+
+
+def _pairs(any_pair: list[float], feeding: list[float], multi: list[float]) -> pl.DataFrame:
+    n = len(KEYS)
+    return pl.DataFrame({
+        "p1": [k[0] for k in KEYS], "p2": [k[1] for k in KEYS],
+        "any_pair": any_pair, "card_feeding": feeding, "multi_account": multi,
+        "anomaly": [0.5] * n, "base_winrate": [0.1 * i for i in range(n)],
+        "base_chipflow": [None] * n,
+    })
+
+
+def _truth() -> Truth:
+    # a-b feed, c-d are two accounts of one person, e-f a feeding pair that never acted
+    return Truth(pair_pos={"card_feeding": {("a", "b"), ("e", "f")},
+                           "multi_account": {("c", "d")}})
+
+
+def test_union_of_pair_mechanisms_is_the_positive_class() -> None:
+    # any_pair ranks the three labelled pairs first; the per-mechanism scores each know
+    # only their own pairs, so their maximum ranks them first too
+    pairs = _pairs([0.9, 0.8, 0.7, 0.1, 0.2, 0.3], [0.9, 0.0, 0.6, 0.0, 0.1, 0.0],
+                   [0.0, 0.95, 0.0, 0.2, 0.0, 0.0])
+    acted = {"card_feeding": {("a", "b")}, "multi_account": {("c", "d")}}
+    out = collusion_metrics(pairs, KEYS, _truth(), acted, boots=10)
+    assert out["model"]["positives"] == 3 and out["model"]["n"] == 6
+    assert out["model"]["pr_auc"] == 1.0 and out["max_mechanism"]["pr_auc"] == 1.0
+    # the win-rate baseline ranks them last (0.0, 0.1, 0.2 of 0.0..0.5)
+    assert out["baseline_winrate"]["pr_auc"] < 0.6
+    # acted view: e-f is left out, the two acting pairs stay positives
+    a = out["acted"]
+    assert (a["labelled"], a["acted"], a["dropped"]) == (3, 2, 1)
+    assert a["model"]["positives"] == 2 and a["model"]["n"] == 5
+
+
+def test_a_miss_lowers_the_pooled_score() -> None:
+    # the multi-account pair scored below two honest pairs by every model
+    pairs = _pairs([0.9, 0.1, 0.7, 0.5, 0.4, 0.0], [0.9, 0.0, 0.6, 0.5, 0.4, 0.0],
+                   [0.0, 0.1, 0.0, 0.2, 0.3, 0.0])
+    out = collusion_metrics(pairs, KEYS, _truth(), {}, boots=10)
+    assert 0.5 < out["model"]["pr_auc"] < 1.0
+    assert np.isclose(out["model"]["p_at_10"], 3 / 6)  # k is capped at n
+    assert out["acted"]["absent"]
+
+
+def test_no_pair_positive_is_absent() -> None:
+    pairs = _pairs([0.1] * 6, [0.1] * 6, [0.1] * 6)
+    assert collusion_metrics(pairs, KEYS, Truth(), {}, boots=10) == {"level": "pair",
+                                                                     "absent": True}
+
+
+def test_markdown_has_the_pooled_table() -> None:
+    pairs = _pairs([0.9, 0.8, 0.7, 0.1, 0.2, 0.3], [0.9, 0.0, 0.6, 0.0, 0.1, 0.0],
+                   [0.0, 0.95, 0.0, 0.2, 0.0, 0.0])
+    col = collusion_metrics(pairs, KEYS, _truth(), {"card_feeding": {("a", "b")}}, boots=10)
+    report = {"test_world": {"players": 12, "fraud_players": 6, "fraud_share": 0.5, "pairs": 6,
+                             "seed": 1}, "train_world": {"seed": 2}, "mechanisms": {},
+              "collusion": col}
+    text = render_markdown(report)
+    assert "Pair collusion as one class" in text
+    assert "| all labelled | 3 / 6 | model | 1.000" in text
+    assert "| acted | 1 / 4 | max_mechanism |" in text
