@@ -60,7 +60,7 @@ from typing import Any, ClassVar
 from ...events.cards import JOKER, format_card, format_cards, parse_card, parse_cards
 from ..variant import Event, GameContext
 from .melds import Meld, MeldError, MeldRules, find_partition, parse_as, validate_meld
-from .table import CardTable, joker_free_max
+from .table import CARD_CODES, CardTable, joker_free_max
 
 BASE_FIRST_MS = 60_000
 BASE_MS = 30_000
@@ -82,6 +82,9 @@ MELD_RULE = {
     "kind": "CL-MELDS",
 }
 
+#: classic's meld rules (frozen, so one object serves every game)
+MELD_RULES = MeldRules(wild=frozenset({JOKER}), run_min=3, set_min=3, set_max=4)
+
 
 class ClassicRummy(CardTable):
     name: ClassVar[str] = "classic"
@@ -100,7 +103,7 @@ class ClassicRummy(CardTable):
         super().__init__(ctx, rules)
         if not 2 <= self.n <= 6:
             ctx.integrity("LOG-GAME", f"classic is for 2-6 players, this game seats {self.n}")
-        self.meld_rules = MeldRules(wild=frozenset({JOKER}), run_min=3, set_min=3, set_max=4)
+        self.meld_rules = MELD_RULES
         self.pot = 0
         self.stakes_paid = [0] * self.n
         for s, pid in enumerate(ctx.seats):  # CL-POT: everyone stakes at GameCreated
@@ -116,6 +119,10 @@ class ClassicRummy(CardTable):
         self.over = False
         self.winner: int | None = None
         self.declared: list[Meld] = []
+        # made once and emptied in place by every reset (nothing else holds them)
+        self.taken: Counter[int] = Counter()  # cards taken from the pile this turn
+        self.before_take: Counter[int] = Counter()  # copies held before taking
+        self.had_turn: set[int] = set()  # seats that have had a turn this round
         self._reset_turn_state()
 
     def _stake(self, seat: int, pid: str) -> None:
@@ -126,14 +133,14 @@ class ClassicRummy(CardTable):
 
     def _reset_turn_state(self) -> None:
         self.drawn = False
-        self.taken: Counter[int] = Counter()  # cards taken from the pile this turn
-        self.before_take: Counter[int] = Counter()  # copies held before taking
+        self.taken.clear()
+        self.before_take.clear()
         self.drawn_stock: int | None = None
         self.first_move = False
         self.late_reported = False
         self.moved = False  # the player in turn has made a move
         self.turn_start = self.ctx.ts_ms
-        self.had_turn: set[int] = set()
+        self.had_turn.clear()
         self.last_discarder: int | None = None
 
     deck_from_config = True  # ``decks`` and ``jokers``
@@ -165,12 +172,16 @@ class ClassicRummy(CardTable):
             self.ctx.discrepancy(
                 f"RoundStarted claims round {p['round']}; a classic game has only round 1"
             )
-        deck = parse_cards(p["deck"])
+        try:  # parse_cards, with the per-card work in C (a deck is 108 cards)
+            deck = list(map(CARD_CODES.__getitem__, p["deck"]))
+        except (KeyError, TypeError):
+            deck = parse_cards(p["deck"])  # raises CardError naming the bad code
         self.check_deck(deck)
         self.round_no = 1
         first = self.first_player if self.active[self.first_player] else self.next_active(self.dealer)
         order = [first]
-        while len(order) < len(self.active_seats()):
+        n_active = len(self.active_seats())
+        while len(order) < n_active:
             order.append(self.next_active(order[-1]))
         sizes = {s: 14 for s in order}
         sizes[first] = 15
@@ -254,13 +265,17 @@ class ClassicRummy(CardTable):
         if not self.late_reported and self.ctx.ts_ms > (
             self.turn_start + (BASE_MS if seat in self.had_turn else BASE_FIRST_MS) + EXTRA_MS
         ):  # _deadline(seat), inlined: this runs for every move
-            self.late_reported = True
-            late = (self.ctx.ts_ms - self._deadline(seat)) / 1000
-            self.ctx.violation(
-                "CL-TIMER", f"{self.player(seat)} moved {late:.3f} s after both clocks ran out"
-            )
+            self._late(seat)
         self.moved = True
         return seat
+
+    def _late(self, seat: int) -> None:
+        """CL-TIMER: the move of ``seat`` came after both clocks ran out (once a turn)."""
+        self.late_reported = True
+        late = (self.ctx.ts_ms - self._deadline(seat)) / 1000
+        self.ctx.violation(
+            "CL-TIMER", f"{self.player(seat)} moved {late:.3f} s after both clocks ran out"
+        )
 
     def _start_turn(self, seat: int, ts_ms: int) -> None:
         self.current = seat
@@ -282,11 +297,47 @@ class ClassicRummy(CardTable):
 
     # -- moves -------------------------------------------------------------------------------
     def apply_Drew(self, event: Event) -> None:
-        seat = self._enter_move(event)
-        if seat is None:
-            return
+        seat = self.seat_index.get(event["actor"])
+        if (seat is not None and seat == self.current and not self.over and self.in_round
+                and not self.fresh_pending and self.active[seat]):
+            # The player in turn of a round in progress, no unanimous Fresh pending: every
+            # check of _enter_move passes but CL-TIMER, made here (the hot path, inlined).
+            if not self.late_reported and self.ctx.ts_ms > (
+                self.turn_start + (BASE_MS if seat in self.had_turn else BASE_FIRST_MS) + EXTRA_MS
+            ):
+                self._late(seat)
+            self.moved = True
+        else:
+            seat = self._enter_move(event)
+            if seat is None:
+                return
         p = event["payload"]
-        cards = parse_cards(p["cards"])
+        codes = p["cards"]
+        if type(codes) is list and len(codes) == 1 and (card := CARD_CODES.get(codes[0])) is not None:
+            # one card (every draw the rules allow): the general code below without its
+            # list handling, the same findings and state
+            if self.first_move:
+                self.ctx.violation("CL-FIRST", "the first player may not draw on his first turn")
+            elif self.drawn:
+                self.ctx.violation("CL-DRAW", f"{self.player(seat)} drew twice in one turn")
+            hand = self.hands[seat]
+            if p["source"] == "stock":
+                stock = self.stock
+                if not stock or stock[-1] != card:
+                    self.take_stock(card)  # raises the C-HOLD halt
+                stock.pop()
+                self.drawn_stock = card
+            else:
+                pile = self.pile
+                if not pile or pile[-1] != card:
+                    self.take_pile([card])  # raises the C-HOLD halt
+                pile.pop()
+                self.before_take[card] = hand[card]
+                self.taken[card] += 1
+            hand[card] += 1
+            self.drawn = True
+            return
+        cards = parse_cards(codes)
         if self.first_move:
             self.ctx.violation("CL-FIRST", "the first player may not draw on his first turn")
         elif self.drawn:
@@ -317,6 +368,48 @@ class ClassicRummy(CardTable):
             )
 
     def apply_Discarded(self, event: Event) -> None:
+        seat = self.seat_index.get(event["actor"])
+        if (seat is not None and seat == self.current and not self.over and self.in_round
+                and not self.fresh_pending and self.active[seat]):
+            # The player in turn (as in apply_Drew): _enter_move's CL-TIMER check, the
+            # discard, and _end_turn / _start_turn / next_active, inlined (the hot path).
+            ctx = self.ctx
+            ts_ms = ctx.ts_ms
+            if not self.late_reported and ts_ms > (
+                self.turn_start + (BASE_MS if seat in self.had_turn else BASE_FIRST_MS) + EXTRA_MS
+            ):
+                self._late(seat)
+            self.moved = True
+            code = event["payload"]["card"]
+            card = CARD_CODES.get(code) if type(code) is str else None
+            if card is None:
+                card = parse_card(code)  # raises CardError: not a card
+            if not self.drawn and not self.first_move:
+                ctx.violation("CL-DRAW", f"{self.player(seat)} discarded without drawing")
+            hand = self.hands[seat]
+            if hand[card] <= 0:
+                self.take_from_hand(seat, card)  # raises the C-HOLD halt
+            hand[card] -= 1
+            if card == JOKER or self.taken:  # else neither discard restriction can apply
+                self._check_discard(seat, card)
+            self.pile.append(card)
+            # _end_turn(seat) and _start_turn(next_active(seat)), inlined
+            self.had_turn.add(seat)
+            self.last_discarder = seat
+            nxt = seat + 1 if seat + 1 < self.n else 0
+            if not self.active[nxt] or nxt == seat:
+                nxt = self.next_active(seat)
+            self.current = nxt
+            self.turn_start = ts_ms
+            self.drawn = False
+            if self.taken:  # emptied in place: nothing else holds them
+                self.taken.clear()
+                self.before_take.clear()
+            self.drawn_stock = None
+            self.first_move = False
+            self.late_reported = False
+            self.moved = False
+            return
         seat = self._enter_move(event)
         if seat is None:
             return
@@ -344,39 +437,46 @@ class ClassicRummy(CardTable):
             self.ctx.violation("CL-RUMMY", "Rummy declared before drawing")
         discard = parse_card(p["discard"])
         hand = self.hands[seat]
-        used = Counter([discard])
+        # every card the declaration uses, the discard first: the first card in this
+        # order that the hand lacks is the one reported
+        all_cards = [discard]
         melds: list[Meld] = []
+        rules = self.meld_rules
         for spec in p["melds"]:
             cards = parse_cards(spec["cards"])
-            used.update(cards)
+            all_cards += cards
+            named = spec.get("as")
             try:
-                melds.append(validate_meld(spec["kind"], cards, parse_as(spec.get("as")), self.meld_rules))
+                melds.append(validate_meld(spec["kind"], cards, parse_as(named) if named else None,
+                                           rules))
             except MeldError as err:
                 self.ctx.violation(MELD_RULE[err.code], err.message)
                 melds.append(Meld(spec["kind"], cards, list(cards)))
-        for c, k in used.items():
-            if hand[c] < k:
-                raise self.ctx.halt(
-                    "C-HOLD", f"the declaration uses {format_card(c)} x{k}; the hand holds {hand[c]}"
-                )
+        rest = hand[:]  # what the melds and the discard leave of the hand
+        for c in all_cards:
+            rest[c] -= 1
+        if min(rest) < 0:  # C-HOLD: a card used more often than the hand holds it
+            for c in all_cards:
+                if rest[c] < 0:
+                    raise self.ctx.halt(
+                        "C-HOLD", f"the declaration uses {format_card(c)} x{hand[c] - rest[c]}; "
+                        f"the hand holds {hand[c]}",
+                    )
         self._check_discard(seat, discard)
-        rest = hand[:]  # what the melds and the discard leave (none below 0: C-HOLD above)
-        for c, k in used.items():
-            rest[c] -= k
+        n_used = len(all_cards)
         if any(rest):
             left = [c for c, k in enumerate(rest) for _ in range(k)]
             self.ctx.violation("CL-RUMMY", "the declared melds leave " + " ".join(format_cards(left)))
-        elif sum(used.values()) - 1 != 14:
-            self.ctx.violation("CL-RUMMY", f"the melds cover {sum(used.values()) - 1} cards, not 14")
+        elif n_used - 1 != 14:
+            self.ctx.violation("CL-RUMMY", f"the melds cover {n_used - 1} cards, not 14")
         natural_only = not self.config["long_run_allows_joker"]
-        if not any(
-            m.kind == "run" and len(m.cards) >= 4 and not (natural_only and JOKER in m.cards)
-            for m in melds
-        ):
+        for m in melds:
+            if m.kind == "run" and len(m.cards) >= 4 and not (natural_only and JOKER in m.cards):
+                break
+        else:
             what = "joker-free run" if natural_only else "run"
             self.ctx.violation("CL-LONGRUN", f"no {what} of 4 or more cards in the declaration")
-        for c, k in used.items():
-            hand[c] -= k
+        hand[:] = rest
         self.pile.append(discard)
         self.declared = melds
         for m in melds:

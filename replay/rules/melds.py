@@ -125,6 +125,22 @@ def validate_meld(
     rules: MeldRules,
 ) -> Meld:
     """Check one meld; return it with what every card stands for, or raise MeldError."""
+    if not as_map:  # nothing named: the fast paths, without the copies of ``as``
+        if rules.wild.isdisjoint(cards):
+            if kind == "run":
+                meld = _natural_run(list(cards), rules)
+            elif kind == "set":
+                meld = _natural_set(list(cards), rules)
+            else:
+                meld = None
+        elif kind == "run":
+            meld = _wild_run(list(cards), rules)
+        elif kind == "set":
+            meld = _wild_set(list(cards), rules)
+        else:
+            meld = None
+        if meld is not None:
+            return meld
     if kind == "run":
         return _validate_run(list(cards), dict(as_map or {}), rules)
     if kind == "set":
@@ -166,6 +182,42 @@ def _natural_run(cards: list[int], rules: MeldRules) -> Meld | None:
     if hi > 14 or (lo == 1 and n > 13):
         return None
     return Meld("run", cards, list(cards), suit=suit, lo=lo, hi=hi)
+
+
+def _wild_run(cards: list[int], rules: MeldRules) -> Meld | None:
+    """The common case of :func:`_general_run` with unnamed wilds: the first card is a
+    natural other than an ace, so it fixes the run's low end (its value) and every
+    wild stands where its position puts it; the run must stay at or below the ace.
+    Gives what the general path gives; None = not that case, or an error (the general
+    path decides, and words it)."""
+    n = len(cards)
+    wild = rules.wild
+    first = cards[0] if cards else JOKER
+    if first in wild or n < rules.run_min:
+        return None
+    rank = first >> 2
+    if rank >= ACE:
+        return None
+    suit = first & 3
+    lo = rank + 2
+    hi = lo + n - 1
+    if hi > 14:
+        return None
+    naturals = 0
+    stands = []
+    for i, c in enumerate(cards):
+        v = lo + i
+        if c in wild:
+            stands.append(((ACE if v == 14 else v - 2) << 2) | suit)
+            continue
+        # the natural of value v in the suit (the ace, value 14, is rank ACE)
+        if c & 3 != suit or (c >> 2) + 2 != v:
+            return None
+        naturals += 1
+        stands.append(c)
+    if naturals < rules.run_min_naturals:
+        return None
+    return Meld("run", cards, stands, suit=suit, lo=lo, hi=hi)
 
 
 def _validate_run(cards: list[int], as_map: dict[int, int], rules: MeldRules) -> Meld:
@@ -287,6 +339,39 @@ def _natural_set(cards: list[int], rules: MeldRules) -> Meld | None:
             return None
         suits |= bit
     return Meld("set", cards, list(cards), rank=rank)
+
+
+def _wild_set(cards: list[int], rules: MeldRules) -> Meld | None:
+    """The common case of :func:`_general_set` with unnamed wilds: naturals of one rank
+    (suits distinct where required), enough of them, a legal size; each wild stands
+    for ``-1`` (any missing suit). None = not that case (the general path decides)."""
+    n = len(cards)
+    if n < rules.set_min or (rules.set_max is not None and n > rules.set_max):
+        return None
+    wild = rules.wild
+    rank = -1
+    suits = 0
+    naturals = 0
+    stands = []
+    for c in cards:
+        if c in wild:
+            stands.append(-1)
+            continue
+        bit = 1 << (c & 3)
+        if rank < 0:
+            rank = c >> 2
+            if rank > ACE:
+                return None
+        elif c >> 2 != rank:
+            return None
+        if suits & bit and rules.set_distinct_suits:
+            return None
+        suits |= bit
+        naturals += 1
+        stands.append(c)
+    if naturals < max(1, rules.set_min_naturals):
+        return None
+    return Meld("set", cards, stands, rank=rank)
 
 
 def _validate_set(cards: list[int], as_map: dict[int, int], rules: MeldRules) -> Meld:

@@ -8,35 +8,59 @@ Stock and pile are Python lists with the *top at the end*, so drawing is ``pop()
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from ...events.cards import JOKER, NCARDS, format_card, format_cards, parse_cards
 from ..variant import Event, GameContext, Variant
 
+#: card code -> card integer (events/cards.py's notation, read through format_card): the
+#: hot paths look a code up here and call ``parse_card`` only for what is not a card,
+#: to raise its error
+CARD_CODES: dict[str, int] = {format_card(c): c for c in range(NCARDS)}
+#: an empty hand's counts (copied into a hand by slice assignment, never changed)
+_NO_CARDS = (0,) * NCARDS
 #: (variant class, config items) -> the variant's deck, sorted (CardTable.check_deck)
 _SORTED_DECKS: dict[Any, list[int]] = {}
-#: (circuit order, sizes) -> the seat each dealt card goes to, in order (CardTable.deal)
-_DEAL_ORDERS: dict[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], list[int]] = {}
+#: a deal: (cards dealt, [(seat, deck -> that seat's cards)])
+_DealPlan = tuple[int, list[tuple[int, Callable[[list[int]], tuple[int, ...]]]]]
+#: (circuit order, sizes) -> the deal's plan (CardTable.deal)
+_DEAL_ORDERS: dict[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], _DealPlan] = {}
 
 
-def _deal_order(order: list[int], sizes: dict[int, int]) -> list[int]:
+def _deal_order(order: list[int], sizes: dict[int, int]) -> _DealPlan:
     """The seats of a one-card-at-a-time deal round ``order`` until each seat has
-    ``sizes[seat]`` cards (seats that are full are skipped); cached, as games repeat a
-    handful of seatings."""
-    key = (tuple(order), tuple(sorted(sizes.items())))
-    seats = _DEAL_ORDERS.get(key)
-    if seats is None:
-        seats = []
+    ``sizes[seat]`` cards (seats that are full are skipped), as ``(number of cards
+    dealt, [(seat, the deck positions it gets)])``: a hand is counts, so a seat's cards
+    can be taken together (C-level, one ``itemgetter`` per seat). Cached, as games
+    repeat a handful of seatings."""
+    key = (tuple(order), tuple(sizes.items()))  # the same sizes in another order: a miss
+    plan = _DEAL_ORDERS.get(key)
+    if plan is None:
+        seats: list[int] = []
         remaining = dict(sizes)
         while any(remaining.get(s, 0) > 0 for s in order):
             for s in order:
                 if remaining.get(s, 0) > 0:
                     seats.append(s)
                     remaining[s] -= 1
+        positions: dict[int, list[int]] = {}
+        for i, s in enumerate(seats):
+            positions.setdefault(s, []).append(i)
+        plan = (len(seats), [(s, _getter(pos)) for s, pos in positions.items()])
         if len(_DEAL_ORDERS) < 4096:
-            _DEAL_ORDERS[key] = seats
-    return seats
+            _DEAL_ORDERS[key] = plan
+    return plan
+
+
+def _getter(positions: list[int]) -> Callable[[list[int]], tuple[int, ...]]:
+    """``deck -> the cards at positions``, always a tuple (itemgetter of one index
+    returns the item itself)."""
+    if len(positions) == 1:
+        only = positions[0]
+        return lambda deck: (deck[only],)
+    return itemgetter(*positions)
 
 
 class CardTable(Variant):
@@ -137,15 +161,15 @@ class CardTable(Variant):
         if len(deck) < need:
             raise self.ctx.halt(rule, f"the deck has {len(deck)} cards; the deal needs {need}")
         for hand in self.hands:
-            hand[:] = [0] * NCARDS
-        seats = _deal_order(order, sizes)
+            hand[:] = _NO_CARDS
+        pos, plan = _deal_order(order, sizes)  # the rest of the deck is not dealt
         hands = self.hands
-        for s, card in zip(seats, deck, strict=False):  # the rest of the deck is not dealt
-            hands[s][card] += 1
-        pos = len(seats)
+        for s, cards_of in plan:
+            hand = hands[s]
+            for card in cards_of(deck):
+                hand[card] += 1
         self.pile = [deck[pos]]
-        pos += 1
-        self.stock = deck[pos:][::-1]
+        self.stock = deck[:pos:-1]  # deck[pos + 1:] reversed, in one copy
 
     def take_from_hand(self, seat: int, card: int, what: str = "") -> None:
         """C-HOLD: remove a card the event says the player holds, or halt."""
@@ -263,4 +287,4 @@ def joker_free_max(hand: list[int], exclude: Counter[int] | None = None) -> int 
     return None
 
 
-__all__ = ["CardTable", "joker_free_max"]
+__all__ = ["CARD_CODES", "CardTable", "joker_free_max"]
