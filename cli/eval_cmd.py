@@ -91,8 +91,8 @@ def eval_(
     planted. The per-mechanism metrics come twice: over all labelled subjects, and over
     the labelled subjects that acted in the test world (at least one planted event of
     the mechanism; the others left out, and counted)."""
-    from ..fraud.evaluate import evaluate, render_markdown
-    from ..fraud.models import FraudModel, ModelError, load_model
+    from ..fraud.evaluate import evaluate, fit_on_world, render_markdown
+    from ..fraud.models import ModelError, load_model
 
     if (train is None) != (train_labels is None):
         fail("give --train and --train-labels together")
@@ -112,7 +112,7 @@ def eval_(
     te = _world(test, test_labels, workers, save_facts / "test" if save_facts else None)
     if model is None:
         assert tr is not None
-        model = FraudModel().fit(tr.players, tr.pairs, tr.truth.player_pos, tr.truth.pair_pos)
+        model = fit_on_world(tr)
         model.trained_on["world"] = {"seed": tr.truth.seed, "players": tr.players.height}
     result = evaluate(tr, te, boots=boots, lomo=lomo, model=model)
     if save_model is not None:

@@ -243,6 +243,41 @@ def _bins(values: np.ndarray, edges: list[float], labels: list[str]) -> list[str
     return out
 
 
+def fit_on_world(world: World, exclude: tuple[str, ...] = (),
+                 only_any: bool = False) -> FraudModel:
+    """Fit the model on a training world's *acted* cases: a labelled subject that never
+    acted in that world (see "acted positives" in the module docstring: a colluding pair
+    that never sat together where its mechanism is planted, a timeout abuser who never
+    let a clock run out) is dropped from every model's training rows, neither positive
+    nor negative. Why: a risk team learns from confirmed cases, and a label without a
+    single act teaches a pair model only "these two sit together", which honest friends
+    do just as often. Only the training world's own labels and seating are used."""
+    truth = world.truth
+    acted = acted_positives(truth, seating(world.con))
+    player_pos: dict[str, set[str]] = {}
+    pair_pos: dict[str, set[tuple[str, str]]] = {}
+    idle_players: set[str] = set()
+    idle_pairs: set[tuple[str, str]] = set()
+    for m in MECHANISMS:
+        if level_of(m) == "pair":
+            labelled_q = truth.pair_pos.get(m, set())
+            pair_pos[m] = labelled_q & acted[m]
+            idle_pairs |= labelled_q - acted[m]
+        else:
+            labelled_p = truth.player_pos.get(m, set())
+            player_pos[m] = labelled_p & acted[m]
+            idle_players |= labelled_p - acted[m]
+    # a subject that acted for one mechanism stays in the rows as that mechanism's case
+    idle_players -= set().union(*player_pos.values())
+    idle_pairs -= set().union(*pair_pos.values())
+    model = FraudModel().fit(world.players, world.pairs, player_pos, pair_pos, exclude=exclude,
+                             only_any=only_any, ignore_players=idle_players,
+                             ignore_pairs=idle_pairs)
+    model.trained_on["ignored_never_acted"] = {"players": len(idle_players),
+                                               "pairs": len(idle_pairs)}
+    return model
+
+
 def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool = True,
              model: FraudModel | None = None) -> dict[str, Any]:
     """The full report (a JSON-able dict); ``model`` = an already fitted one (else fit on
@@ -250,8 +285,7 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
     if model is None:
         if train is None:
             raise ValueError("evaluate needs a training world or a fitted model")
-        model = FraudModel().fit(train.players, train.pairs, train.truth.player_pos,
-                                 train.truth.pair_pos)
+        model = fit_on_world(train)
     pscore, qscore = model.predict(test.players, test.pairs)
     pbase, qbase = _baselines(test)
     pairs = test.pairs.select(["p1", "p2", "co_games"]).join(qscore, on=["p1", "p2"], how="left") \
@@ -377,8 +411,7 @@ def leave_one_out(train: World, test: World, boots: int = 200) -> dict[str, Any]
         pos_test = truth.pair_pos.get(m, set()) if level == "pair" else truth.player_pos.get(m, set())
         if not pos_test:
             continue
-        model = FraudModel().fit(train.players, train.pairs, train.truth.player_pos,
-                                 train.truth.pair_pos, exclude=(m,), only_any=True)
+        model = fit_on_world(train, exclude=(m,), only_any=True)
         pscore, qscore = model.predict(test.players, test.pairs)
         if level == "pair":
             frame, keys = qscore, _pair_keys(qscore)
@@ -635,7 +668,19 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["ACTED_RULE", "KS", "World", "acted_metrics", "acted_positives", "collusion_metrics",
-           "evaluate",
-           "evidence_precision", "leave_one_out", "metrics", "render_markdown", "ring_metrics",
-           "seating"]
+__all__ = [
+    "ACTED_RULE",
+    "KS",
+    "World",
+    "acted_metrics",
+    "acted_positives",
+    "collusion_metrics",
+    "evaluate",
+    "evidence_precision",
+    "fit_on_world",
+    "leave_one_out",
+    "metrics",
+    "render_markdown",
+    "ring_metrics",
+    "seating",
+]

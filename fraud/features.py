@@ -91,7 +91,7 @@ PAIR_FEATURES: tuple[str, ...] = (
     "tie_t", "tie_n", "tie_any_t", "out_t", "out_n", "net_with", "lose_to", "auto_co",
     "fresh_co", "co_share", "throw_with",
     "tie_z", "tie_z_dir", "gain_z", "take_z", "take_z_dir", "collude_z", "hu_games", "lose_z",
-    "left_z", "throw_z",
+    "left_z", "throw_z", "dump_z",
 )
 
 _PLAYER_SQL = """
@@ -608,6 +608,21 @@ lzd AS (
     FROM pgw a JOIN pgw b ON a.game_id = b.game_id AND a.player <> b.player
     JOIN lrate r ON r.variant = a.variant AND r.n_seats = a.n_seats GROUP BY ALL
 ),
+-- chip dumping, directed a (dumper) -> b (receiver): the dumper's levers, each against the
+-- population's null or the receiver's own behaviour toward third parties — a walks out of
+-- games with b seated (left), feeds b at a cost to himself (his discards' help to b's hidden
+-- hand over all his options: gain) and b takes a's discards beyond b's own take rate on
+-- other players' discards (take) — summed over sqrt(3) (Stouffer); the stronger direction
+-- is kept. One pooled z because dumping pairs are few: a learner cannot weigh three
+-- signals from a handful of training pairs, the mechanism's known behaviour can
+dmp AS (
+    SELECT least(l.a, l.b) AS p1, greatest(l.a, l.b) AS p2,
+           max((coalesce(l.left_z, 0) + coalesce(z.sg / sqrt(greatest(z.vg, 0.25)), 0)
+                + coalesce(k.s / sqrt(greatest(k.v, 0.25)), 0)) / sqrt(3)) AS dump_z
+    FROM lzd l LEFT JOIN dzd z ON z.a = l.a AND z.b = l.b
+    LEFT JOIN kzd k ON k.a = l.b AND k.b = l.a
+    GROUP BY ALL
+),
 ev3 AS (  -- both directions of each pair, pooled (colluders feed each other) and the stronger
     SELECT least(a, b) AS p1, greatest(a, b) AS p2,
            sum(st) / sqrt(greatest(sum(vt), 0.25)) AS tie_z,
@@ -687,11 +702,11 @@ SELECT dir.p1, dir.p2,
        coalesce(ev3k.take_z_dir, 0) AS take_z_dir,
        (coalesce(ev3.tie_z, 0) + coalesce(ev3k.take_z, 0)) / sqrt(2) AS collude_z,
        coalesce(ev3l.hu_games, 0) AS hu_games, ev3l.lose_z, ev3l.left_z,
-       coalesce(ev3.throw_z, 0) AS throw_z
+       coalesce(ev3.throw_z, 0) AS throw_z, coalesce(dmp.dump_z, 0) AS dump_z
 FROM dir
 LEFT JOIN co USING (p1, p2) LEFT JOIN coexp USING (p1, p2) LEFT JOIN evco USING (p1, p2)
 LEFT JOIN ev3 USING (p1, p2) LEFT JOIN ev3k USING (p1, p2)
-LEFT JOIN ev3l USING (p1, p2)
+LEFT JOIN ev3l USING (p1, p2) LEFT JOIN dmp USING (p1, p2)
 LEFT JOIN pgn g1 ON g1.player = dir.p1 LEFT JOIN pgn g2 ON g2.player = dir.p2
 LEFT JOIN sdev USING (p1, p2) LEFT JOIN sip USING (p1, p2)
 ORDER BY dir.p1, dir.p2

@@ -29,7 +29,10 @@
   abuse likewise by ``auto_disc_z`` (his timeouts on his own dropped connection against
   the population's rate per clocked turn): on four development worlds (seeds 21-24) it
   alone ranked every abuser first, while the learner chosen by cross-validation (a tie
-  at 1.0, broken by order) scored 0.84 on a held-out one of them.
+  at 1.0, broken by order) scored 0.84 on a held-out one of them. Chip dumping (a pair
+  mechanism) by ``dump_z`` (the dumper's three levers in his direction): a dozen training
+  pairs, most of which never dumped, chose a learner that scored 0.06-0.28 PR-AUC on two
+  development worlds (4405, 4406), the pooled z ~0.50 on both (session 4).
 - Unsupervised: an :class:`~sklearn.ensemble.IsolationForest` on standardised, imputed
   features, for behaviour no training world contained; its score is a population
   percentile (1.0 = the most unusual).
@@ -131,8 +134,8 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "card_feeding": ("tie_z", "take_z", "collude_z", "gain_z", "tie_z_dir", "take_z_dir",
                      "co_games", "co_lift", "shared_devices"),
     "soft_play": ("tie_z", "tie_z_dir", "tie_any_t", "gain_z", "co_games", "co_lift", "out_t"),
-    "chip_dumping": ("throw_z", "left_z", "gain_z", "take_z_dir", "collude_z", "lose_z",
-                     "hu_games", "flow_z", "co_share"),
+    "chip_dumping": ("dump_z", "throw_z", "left_z", "gain_z", "take_z_dir", "collude_z",
+                     "lose_z", "hu_games", "flow_z", "co_share"),
     "multi_account": ("shared_devices", "shared_ips", "co_share", "tie_z", "take_z"),
     "bot": ("think_sd", "think_sd_draw", "think_diff_corr", "slow_share", "think_median_log",
             "n_games"),
@@ -145,7 +148,8 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
 
 
 #: mechanism -> its pooled evidence column, the score when training positives are thin
-POOLED: dict[str, str] = {"hidden_card": "hc_z", "timeout_abuse": "auto_disc_z"}
+POOLED: dict[str, str] = {"hidden_card": "hc_z", "timeout_abuse": "auto_disc_z",
+                          "chip_dumping": "dump_z"}
 #: below this many training positives a mechanism in POOLED is scored by its pooled z
 POOLED_BELOW = 30
 
@@ -231,12 +235,18 @@ class FraudModel:
     # -- training ---------------------------------------------------------------------------
     def fit(self, players: pl.DataFrame, pairs: pl.DataFrame,
             player_pos: dict[str, set[str]], pair_pos: dict[str, set[tuple[str, str]]],
-            exclude: tuple[str, ...] = (), only_any: bool = False) -> FraudModel:
+            exclude: tuple[str, ...] = (), only_any: bool = False,
+            ignore_players: frozenset[str] | set[str] = frozenset(),
+            ignore_pairs: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset(),
+            ) -> FraudModel:
         """Train every mechanism's model (and ``any`` per level) from positives.
 
         ``player_pos[m]``: players of mechanism m; ``pair_pos[m]``: pairs ``(p1 < p2)`` in
         one group of m. Mechanisms in ``exclude`` are left out entirely (their positives
         are dropped from the training rows, so they are neither positives nor negatives).
+        ``ignore_players`` / ``ignore_pairs``: subjects dropped from every model's rows the
+        same way (a labelled colluder who never acted in the training world: neither a
+        case to learn from nor a clean negative; see fraud.evaluate.fit_on_world).
         ``only_any``: train just the two ``any`` models (leave-one-mechanism-out runs).
         OpenMP is held to one thread: on a busy 2-core machine the boosting's thread
         pool spins and a 100-row fit takes seconds instead of milliseconds.
@@ -244,11 +254,14 @@ class FraudModel:
         with threadpool_limits(limits=1), warnings.catch_warnings():
             # tiny worlds (tests): the quantile map shrinks to the sample, as intended
             warnings.filterwarnings("ignore", message="n_quantiles", category=UserWarning)
-            return self._fit(players, pairs, player_pos, pair_pos, exclude, only_any)
+            return self._fit(players, pairs, player_pos, pair_pos, exclude, only_any,
+                             ignore_players, ignore_pairs)
 
     def _fit(self, players: pl.DataFrame, pairs: pl.DataFrame,
             player_pos: dict[str, set[str]], pair_pos: dict[str, set[tuple[str, str]]],
-            exclude: tuple[str, ...], only_any: bool) -> FraudModel:
+            exclude: tuple[str, ...], only_any: bool,
+            ignore_players: frozenset[str] | set[str],
+            ignore_pairs: frozenset[tuple[str, str]] | set[tuple[str, str]]) -> FraudModel:
         pf = pair_frame(pairs, players)
         xp = to_matrix(players, self.player_features)
         xq = to_matrix(pf, self.pair_features)
@@ -256,6 +269,8 @@ class FraudModel:
         keys = list(zip(pf.get_column("p1").to_list(), pf.get_column("p2").to_list(), strict=True))
         drop_p = set().union(*(player_pos.get(m, set()) for m in exclude)) if exclude else set()
         drop_q = set().union(*(pair_pos.get(m, set()) for m in exclude)) if exclude else set()
+        drop_p |= ignore_players
+        drop_q |= ignore_pairs
         keep_p = np.array([p not in drop_p for p in pids], dtype=bool)
         keep_q = np.array([k not in drop_q for k in keys], dtype=bool)
         for m in MECHANISMS:
@@ -263,15 +278,15 @@ class FraudModel:
                 continue
             if level_of(m) == "pair":
                 y = np.array([k in pair_pos.get(m, set()) for k in keys])
-                cols = [self.pair_features.index(c) for c in SIGNATURES[m]]
-                self._fit_one(m, xq[keep_q], y[keep_q], cols)
+                x, keep, names = xq, keep_q, self.pair_features
             else:
                 y = np.array([p in player_pos.get(m, set()) for p in pids])
-                cols = [self.player_features.index(c) for c in SIGNATURES[m]]
-                pooled = None
-                if m in POOLED and int(y[keep_p].sum()) < POOLED_BELOW:
-                    pooled = [self.player_features.index(POOLED[m])]
-                self._fit_one(m, xp[keep_p], y[keep_p], cols, pooled)
+                x, keep, names = xp, keep_p, self.player_features
+            cols = [names.index(c) for c in SIGNATURES[m]]
+            pooled = None
+            if m in POOLED and int(y[keep].sum()) < POOLED_BELOW:
+                pooled = [names.index(POOLED[m])]
+            self._fit_one(m, x[keep], y[keep], cols, pooled)
         any_p = set().union(*(v for m, v in player_pos.items() if m not in exclude))
         any_q = set().union(*(v for m, v in pair_pos.items() if m not in exclude))
         self._fit_one("any_player", xp[keep_p], np.array([p in any_p for p in pids])[keep_p])

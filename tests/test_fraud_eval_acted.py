@@ -190,3 +190,31 @@ def test_evaluate_reports_both_views() -> None:
     assert "Acted positives" in text
     assert "| card_feeding | pair | 1 / 2 (1) | 1 / " in text
     assert "| bot | player | 0 / 1 (1) | — | — | no labelled subject acted |" in text
+
+
+def test_training_drops_labels_that_never_acted() -> None:
+    """fit_on_world learns from acted cases only: a labelled feeding pair that sat together
+    but never fed is neither a positive nor a negative of any model."""
+    from rummyguard.fraud.evaluate import fit_on_world
+    from rummyguard.fraud.models import FraudModel
+
+    games, labels = make_world(6, n_games=40)
+    con = memory_db(batch_facts(games))
+    seats = seating(con)
+    together = next(sorted(s - {"p00", "p01"})[:2] for s in seats.values()
+                    if len(s - {"p00", "p01"}) >= 2)
+    c, d = together
+    feed = [{"game_id": g, "seq": 1, "player_id": "p00", "mechanism": "card_feeding",
+             "group_id": "f1"} for g, s in sorted(seats.items()) if {"p00", "p01"} <= s][:3]
+    labels = dict(labels, planted=feed, mechanisms=labels["mechanisms"] + [
+        _mech(c, "card_feeding", "f9", "feeder"), _mech(d, "card_feeding", "f9", "receiver")])
+    world = World.from_con(con, parse_labels(labels))
+    assert world.truth.pair_pos["card_feeding"] == {("p00", "p01"), tuple(sorted((c, d)))}
+    model = fit_on_world(world)
+    plain = FraudModel().fit(world.players, world.pairs, world.truth.player_pos,
+                             world.truth.pair_pos)
+    fed, all_labels = model.trained_on["card_feeding"], plain.trained_on["card_feeding"]
+    assert (all_labels["positives"], fed["positives"]) == (2, 1)
+    idle = model.trained_on["ignored_never_acted"]["pairs"]
+    assert idle >= 1  # c-d, and any other labelled pair of the world with no planted act
+    assert fed["rows"] == all_labels["rows"] - idle  # the idle pairs left the rows
