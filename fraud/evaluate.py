@@ -249,7 +249,8 @@ def fit_on_world(world: World, exclude: tuple[str, ...] = (),
     acted in that world (see "acted positives" in the module docstring: a colluding pair
     that never sat together where its mechanism is planted, a timeout abuser who never
     let a clock run out) is dropped from every model's training rows, neither positive
-    nor negative. Why: a risk team learns from confirmed cases, and a label without a
+    nor negative, unless he acted for another mechanism: then he stays as that
+    mechanism's case (and a negative for the one he never acted on). Why: a risk team learns from confirmed cases, and a label without a
     single act teaches a pair model only "these two sit together", which honest friends
     do just as often. Only the training world's own labels and seating are used."""
     truth = world.truth

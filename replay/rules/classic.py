@@ -297,9 +297,11 @@ class ClassicRummy(CardTable):
 
     # -- moves -------------------------------------------------------------------------------
     def apply_Drew(self, event: Event) -> None:
-        seat = self.seat_index.get(event["actor"])
-        if (seat is not None and seat == self.current and not self.over and self.in_round
-                and not self.fresh_pending and self.active[seat]):
+        # over / in_round before the actor, as in _enter_move: a move after the end or
+        # before the deal is reported whatever its actor field holds
+        if (not self.over and self.in_round
+                and (seat := self.seat_index.get(event["actor"])) is not None
+                and seat == self.current and not self.fresh_pending and self.active[seat]):
             # The player in turn of a round in progress, no unanimous Fresh pending: every
             # check of _enter_move passes but CL-TIMER, made here (the hot path, inlined).
             if not self.late_reported and self.ctx.ts_ms > (
@@ -368,9 +370,11 @@ class ClassicRummy(CardTable):
             )
 
     def apply_Discarded(self, event: Event) -> None:
-        seat = self.seat_index.get(event["actor"])
-        if (seat is not None and seat == self.current and not self.over and self.in_round
-                and not self.fresh_pending and self.active[seat]):
+        # over / in_round before the actor, as in _enter_move: a move after the end or
+        # before the deal is reported whatever its actor field holds
+        if (not self.over and self.in_round
+                and (seat := self.seat_index.get(event["actor"])) is not None
+                and seat == self.current and not self.fresh_pending and self.active[seat]):
             # The player in turn (as in apply_Drew): _enter_move's CL-TIMER check, the
             # discard, and _end_turn / _start_turn / next_active, inlined (the hot path).
             ctx = self.ctx
