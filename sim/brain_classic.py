@@ -237,6 +237,8 @@ class ClassicBrain:
         penalty = [0.0] * NCARDS
         for t in taken:
             penalty[t] += 1.5
+            if t == JOKER:  # a joker taken from the pile says nothing of ranks or suits
+                continue
             for m in SET_MATES[t]:
                 penalty[m] += 1.2
             rank, suit = t >> 2, t & 3
