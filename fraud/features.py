@@ -61,6 +61,15 @@ built on three discards is visibly thin:
   ``mi_reach_z``): how often he chose the very start a player who sees every hand picks,
   beyond the population's rate for starts that looked the same to him (DETECTION.md,
   round 4).
+- session 4, thin evidence (player): ``hc_lr``, the log likelihood ratio "cheater of
+  unknown intensity" vs honest over his three independent hidden-card z's (stock draws,
+  all next-seat discards, Michigan starts), each expected to shift by its per-decision
+  effect times sqrt(decisions); averaged over a broad range of intensities. A z of 2.5 on
+  30 decisions is what a mild cheater shows, on 300 it is less than any cheater would:
+  a z alone cannot tell the two apart. ``think_sd_all``: the spread of log think time
+  within each (variant, move kind) of the player, pooled over all of them (so Michigan's
+  card plays count too: a Michigan-only bot had no timing signal at all), shrunk toward
+  the population's spread by 3 moves.
 
 Inputs: a DuckDB connection holding ``fraud.moves`` ... (see :mod:`.facts`). Outputs are
 polars DataFrames ordered by player (pair: ``p1 < p2``) — byte-stable.
@@ -81,6 +90,7 @@ PLAYER_FEATURES: tuple[str, ...] = (
     "hc_tie", "hc_tie_t", "hc_tie_n", "hc_pub", "stock_edge", "auto_co_max", "fresh_co_max",
     "auto_disc_rate", "auto_disc_share", "auto_disc_z", "auto_hand_z",
     "stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z", "mi_hb_z",
+    "hc_lr", "think_sd_all",
 )
 
 #: pair-level feature columns (model inputs), in order
@@ -257,7 +267,8 @@ zst AS (
     SELECT z.player,
            sum((z.st - o.p) * (z.stock_gain - (SELECT m FROM zsg)))
              / sqrt(greatest(sum(o.p * (1 - o.p) * (z.stock_gain - (SELECT m FROM zsg)) ^ 2), 0.25))
-             AS stock_z
+             AS stock_z,
+           count(*) AS n_stock_dec
     FROM zpk z JOIN zown o USING (player, pile_gain) GROUP BY z.player
 ),
 -- discards: how much less the card helps the next player's hidden hand than the options
@@ -277,7 +288,8 @@ zaq AS (SELECT player, alt_gain - gain AS x FROM fraud.discards WHERE "offset" =
 za0 AS (SELECT avg(x) AS mu, greatest(var_samp(x), 0.05) AS v FROM zaq),
 zaz AS (
     SELECT player, (sum(x) - count(*) * (SELECT mu FROM za0)) / sqrt(count(*) * (SELECT v FROM za0))
-             AS hc_all_z
+             AS hc_all_z,
+           count(*) AS n_next_disc
     FROM zaq GROUP BY player
 ),
 -- Michigan starts: the cheater starts the suit whose sequence really runs furthest (hidden
@@ -323,8 +335,53 @@ mhc AS (
     FROM mhq JOIN mhn USING (n) GROUP BY n, dr, dp, ns
 ),
 mhz AS (
-    SELECT player, sum((1 - p) * (x - p)) / sqrt(sum((1 - p) ^ 2 * p * (1 - p))) AS mi_hb_z
+    SELECT player, sum((1 - p) * (x - p)) / sqrt(sum((1 - p) ^ 2 * p * (1 - p))) AS mi_hb_z,
+           count(*) AS n_hb_starts
     FROM mhq JOIN mhc USING (n, dr, dp, ns) GROUP BY player
+),
+-- session 4: hidden-card evidence as a likelihood ratio. Under "cheater of intensity t" a
+-- component's z is N(t * d * sqrt(n), 1) (d: its shift per decision at t = 1, n: his
+-- decisions), under "honest" N(0, 1); so log LR(t) = sum over his components of
+-- mu z - mu^2 / 2 with mu = t d sqrt(n), averaged (as LR) over t on a broad uniform grid
+-- 0.05..3. The three z's are independent contexts (draws, discards, Michigan starts; their
+-- population correlations are within +-0.1). d: the mean shift per decision of the
+-- training world's cheaters (seed 1101: 0.27 stock, 0.24 discards, 0.49 starts). Why: a z
+-- does not say whether 2.5 came from 30 decisions (a mild cheater) or from 300 (less than
+-- any cheater would show); the LR does, and ranks thin evidence where it belongs.
+hcev AS (
+    SELECT player, stock_z AS z, 0.27 * sqrt(n_stock_dec) AS w FROM zst
+    UNION ALL SELECT player, hc_all_z, 0.24 * sqrt(n_next_disc) FROM zaz
+    UNION ALL SELECT player, mi_hb_z, 0.49 * sqrt(n_hb_starts) FROM mhz
+),
+hcll AS (
+    SELECT e.player, g.t, sum(g.t * e.w * e.z - (g.t * e.w) ^ 2 / 2) AS ll
+    FROM hcev e CROSS JOIN (SELECT 0.05 + i * 2.95 / 19 AS t FROM range(20) r(i)) g
+    WHERE e.z IS NOT NULL GROUP BY e.player, g.t
+),
+hclr AS (
+    SELECT player, any_value(mx) + ln(avg(exp(ll - mx))) AS hc_lr
+    FROM (SELECT player, ll, max(ll) OVER (PARTITION BY player) AS mx FROM hcll) GROUP BY player
+),
+-- session 4: timing regularity over every move kind and variant. A person's think time
+-- spreads (log-normal, slower on hard moves, pauses), a bot's barely; measured within each
+-- (variant, kind) of the player, so that a kind's typical length and Michigan's card plays
+-- (which have no Drew / Discarded) count alike. Votes, walk-outs and auto-plays are left
+-- out (timed from an event that is not his turn's start), as are pauses past the 30 s clock.
+-- Pooled variance sum(e^2) / (moves - cells), shrunk toward the population's by 3 moves.
+tsq AS (
+    SELECT player, ln(greatest(think_ms, 1)) - avg(ln(greatest(think_ms, 1)))
+             OVER (PARTITION BY player, variant, type) AS e,
+           count(*) OVER (PARTITION BY player, variant, type) AS k
+    FROM fraud.moves
+    WHERE seat >= 0 AND NOT auto AND think_ms < 30000
+      AND type NOT IN ('PlayerLeft', 'FreshPressed', 'AutoPlayed')
+),
+tsp AS (  -- per player: squared deviations and degrees of freedom (a cell of k moves: k - 1)
+    SELECT player, sum(e * e) AS ss, sum((k - 1)::DOUBLE / k) AS df FROM tsq GROUP BY player
+),
+ts0 AS (SELECT sum(ss) / nullif(sum(df), 0) AS v FROM tsp),
+tsd AS (
+    SELECT player, sqrt((ss + 3 * (SELECT v FROM ts0)) / (df + 3)) AS think_sd_all FROM tsp
 ),
 co_max AS (
     SELECT c.player,
@@ -361,6 +418,7 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
          / sqrt(greatest((zst.stock_z IS NOT NULL)::INT + (ztz.hc_tie_z IS NOT NULL)::INT
                          + (mhz.mi_hb_z IS NOT NULL)::INT, 1)) AS hc_z,
        miz.mi_tie_z, miz.mi_reach_z, mhz.mi_hb_z,
+       coalesce(hclr.hc_lr, 0) AS hc_lr, tsd.think_sd_all,
        coalesce(tim.n_timed, 0) AS n_timed, coalesce(hc.hc_n, 0) AS n_discards,
        coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns,
        coalesce(miz.n_starts, 0) AS n_starts,
@@ -374,6 +432,7 @@ LEFT JOIN tct USING (player) LEFT JOIN toc USING (player) LEFT JOIN thz USING (p
 CROSS JOIN tpop
 LEFT JOIN zst USING (player) LEFT JOIN ztz USING (player) LEFT JOIN zaz USING (player)
 LEFT JOIN miz USING (player) LEFT JOIN mhz USING (player)
+LEFT JOIN hclr USING (player) LEFT JOIN tsd USING (player)
 ORDER BY res.player
 """
 

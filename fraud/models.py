@@ -25,7 +25,11 @@
   one signal, the rest imputed) ranks below honest players with mild evidence
   everywhere. The z already weighs each context by its own evidence. Decided on a
   development world (seed 7707: the pooled z alone 0.80 average precision against the
-  chosen learner's 0.62; DETECTION.md round 4), not on the held-out worlds. Timeout
+  chosen learner's 0.62; DETECTION.md round 4), not on the held-out worlds. Session 4:
+  the hidden-card score is ``hc_lr`` instead, the likelihood ratio of the same contexts'
+  z's given their evidence counts (a z of 2.5 on 300 decisions is less than a cheater
+  shows; on 30 it is what a mild one shows): 0.81 -> 0.88 (4405), 0.79 -> 0.87 (4406)
+  average precision on the two development worlds. Timeout
   abuse likewise by ``auto_disc_z`` (his timeouts on his own dropped connection against
   the population's rate per clocked turn): on four development worlds (seeds 21-24) it
   alone ranked every abuser first, while the learner chosen by cross-validation (a tie
@@ -138,9 +142,9 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
                      "lose_z", "hu_games", "flow_z", "co_share"),
     "multi_account": ("shared_devices", "shared_ips", "co_share", "tie_z", "take_z"),
     "bot": ("think_sd", "think_sd_draw", "think_diff_corr", "slow_share", "think_median_log",
-            "n_games"),
+            "n_games", "think_sd_all"),
     "hidden_card": ("stock_z", "hc_tie_z", "hc_all_z", "hc_z", "mi_tie_z", "mi_reach_z",
-                    "mi_hb_z", "stock_informed", "stock_edge"),
+                    "mi_hb_z", "stock_informed", "stock_edge", "hc_lr"),
     "timeout_abuse": ("auto_disc_z", "auto_hand_z", "auto_disc_share", "auto_disc_rate",
                       "auto_rate", "disconnect_rate", "fresh_rate", "auto_co_max", "fresh_co_max",
                       "fresh_dist_rel"),
@@ -148,7 +152,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
 
 
 #: mechanism -> its pooled evidence column, the score when training positives are thin
-POOLED: dict[str, str] = {"hidden_card": "hc_z", "timeout_abuse": "auto_disc_z",
+POOLED: dict[str, str] = {"hidden_card": "hc_lr", "timeout_abuse": "auto_disc_z",
                           "chip_dumping": "dump_z"}
 #: below this many training positives a mechanism in POOLED is scored by its pooled z
 POOLED_BELOW = 30

@@ -255,8 +255,8 @@ def test_signature_learner_is_a_candidate(tmp_path: Path) -> None:
 
 
 def _hidden_card_world(n_pos: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
-    """Players whose hidden-card positives show in hc_z (pooled) and, for all but the
-    last, in stock_z too; the last is a 'Michigan-only' cheater: hc_z and nothing else
+    """Players whose hidden-card positives show in hc_lr (pooled) and, for all but the
+    last, in stock_z too; the last is a 'Michigan-only' cheater: hc_lr and nothing else
     (his other signals missing), as a player of one context is."""
     rng = np.random.default_rng(seed)
     n = 600
@@ -264,13 +264,13 @@ def _hidden_card_world(n_pos: int, seed: int = 1) -> tuple[pl.DataFrame, pl.Data
     y = np.zeros(n, dtype=bool)
     y[:n_pos] = True
     data["stock_z"] = np.where(y, 2.5, 0.0) + rng.normal(size=n)
-    data["hc_z"] = np.where(y, 3.5, 0.0) + rng.normal(size=n)
+    data["hc_lr"] = np.where(y, 3.5, 0.0) + rng.normal(size=n)
     players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **data})
     lone = f"q{n_pos - 1:03d}"
     players = players.with_columns(
         [pl.when(pl.col("player") == lone).then(None).otherwise(pl.col(c)).alias(c)
-         for c in PLAYER_FEATURES if c != "hc_z"]
-        + [pl.when(pl.col("player") == lone).then(4.0).otherwise(pl.col("hc_z")).alias("hc_z")]
+         for c in PLAYER_FEATURES if c != "hc_lr"]
+        + [pl.when(pl.col("player") == lone).then(4.0).otherwise(pl.col("hc_lr")).alias("hc_lr")]
     )
     pairs = pl.DataFrame({"p1": ["q000"], "p2": ["q001"], **{c: [0.0] for c in PAIR_FEATURES}})
     return players, pairs, {f"q{i:03d}" for i in range(n_pos)}
@@ -278,15 +278,15 @@ def _hidden_card_world(n_pos: int, seed: int = 1) -> tuple[pl.DataFrame, pl.Data
 
 def test_thin_hidden_card_positives_are_scored_by_the_pooled_z() -> None:
     """Fewer than POOLED_BELOW training positives: the hidden-card model is the pooled z
-    alone (no cross-validation), its score increases with hc_z, and the lone cheater
-    with nothing but hc_z ranks with the others."""
+    alone (no cross-validation), its score increases with hc_lr, and the lone cheater
+    with nothing but hc_lr ranks with the others."""
     players, pairs, pos = _hidden_card_world(12)
-    assert POOLED_BELOW > 12 and POOLED["hidden_card"] == "hc_z"
+    assert POOLED_BELOW > 12 and POOLED["hidden_card"] == "hc_lr"
     model = FraudModel().fit(players, pairs, {"hidden_card": pos}, {})
     assert model.trained_on["hidden_card"]["learner"] == "pooled"
     assert "cv_ap" not in model.trained_on["hidden_card"]
     ps, _ = model.predict(players, pairs)
-    ranked = ps.join(players.select("player", "hc_z"), on="player").sort("hc_z")
+    ranked = ps.join(players.select("player", "hc_lr"), on="player").sort("hc_lr")
     scores = ranked.get_column("hidden_card").to_numpy()
     assert (np.diff(scores) >= -1e-12).all()  # monotone in the pooled z
     top = ps.sort("hidden_card", descending=True).head(15).get_column("player").to_list()
