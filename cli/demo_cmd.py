@@ -143,6 +143,7 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
             table.add_row(str(f["subject"]), f"{f['score']:.2f}", str(f.get("mechanism", "")), evidence,
                           ", ".join(m for m, _ in planted) or "-")
         console.print(table)
+    console.print(_truth_line(flags, _planted_groups(labels)), highlight=False)
     dispute = _most_interesting(run)
     if dispute is not None:
         target = out / f"replay-{dispute.game_id}.html"
@@ -157,6 +158,19 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
             target.write_text(render_html(events), encoding="utf-8")
             console.print(f"HTML replay of the most interesting dispute ({dispute.game_id}): {target}")
     console.print(f"done in {seconds:.1f} s. Try: rummyguard sql \"SELECT rule, count(*) FROM findings GROUP BY 1\"")
+
+
+def _truth_line(flags: list[dict[str, Any]], truth: dict[str, set[tuple[str, str]]]) -> str:
+    """How the flags compare with the world's planted fraud, said plainly: the demo scans
+    without a trained model, so its flags are the unsupervised detector's "unusual", which
+    on a world this small are often honest players (DETECTION.md has the real measures)."""
+    flagged = {p for f in flags for p in f["players"]}
+    found = sorted(flagged & truth.keys())
+    mechanisms = sorted({m for groups in truth.values() for m, _ in groups})
+    return (f"planted fraud in this world: {len(truth)} account(s) ({', '.join(mechanisms) or 'none'}); "
+            f"flagged: {len(found)} of them, {len(flagged - truth.keys())} other account(s). These are "
+            "the unsupervised detector's flags; for a trained model: rummyguard eval --save-model M, "
+            "then rummyguard scan --model M.")
 
 
 def _planted_groups(labels: Path | None) -> dict[str, set[tuple[str, str]]]:
