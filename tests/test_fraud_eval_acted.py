@@ -159,11 +159,12 @@ class _FixedScores:
         return self.p, self.q
 
 
-def test_evaluate_reports_both_views() -> None:
+def _world_with_idle_pair() -> tuple[World, str, str]:
+    """A small played world where p00 feeds p01 (planted), plus a second labelled feeding
+    pair (c, d) that sat together but never acted."""
     games, labels = make_world(6, n_games=40)
     con = memory_db(batch_facts(games))
     seats = seating(con)
-    # a second labelled feeding pair that sat together but never acted
     together = next(sorted(s - {"p00", "p01"})[:2] for s in seats.values()
                     if len(s - {"p00", "p01"}) >= 2)
     c, d = together
@@ -172,7 +173,11 @@ def test_evaluate_reports_both_views() -> None:
     assert feed
     labels = dict(labels, planted=feed, mechanisms=labels["mechanisms"] + [
         _mech(c, "card_feeding", "f9", "feeder"), _mech(d, "card_feeding", "f9", "receiver")])
-    world = World.from_con(con, parse_labels(labels))
+    return World.from_con(con, parse_labels(labels)), c, d
+
+
+def test_evaluate_reports_both_views() -> None:
+    world, c, d = _world_with_idle_pair()
     model: Any = _FixedScores(world.players, world.pairs, (c, d))
     report = evaluate(None, world, boots=10, lomo=False, model=model)
     cf = report["mechanisms"]["card_feeding"]
@@ -198,17 +203,7 @@ def test_training_drops_labels_that_never_acted() -> None:
     from rummyguard.fraud.evaluate import fit_on_world
     from rummyguard.fraud.models import FraudModel
 
-    games, labels = make_world(6, n_games=40)
-    con = memory_db(batch_facts(games))
-    seats = seating(con)
-    together = next(sorted(s - {"p00", "p01"})[:2] for s in seats.values()
-                    if len(s - {"p00", "p01"}) >= 2)
-    c, d = together
-    feed = [{"game_id": g, "seq": 1, "player_id": "p00", "mechanism": "card_feeding",
-             "group_id": "f1"} for g, s in sorted(seats.items()) if {"p00", "p01"} <= s][:3]
-    labels = dict(labels, planted=feed, mechanisms=labels["mechanisms"] + [
-        _mech(c, "card_feeding", "f9", "feeder"), _mech(d, "card_feeding", "f9", "receiver")])
-    world = World.from_con(con, parse_labels(labels))
+    world, c, d = _world_with_idle_pair()
     assert world.truth.pair_pos["card_feeding"] == {("p00", "p01"), tuple(sorted((c, d)))}
     model = fit_on_world(world)
     plain = FraudModel().fit(world.players, world.pairs, world.truth.player_pos,

@@ -397,22 +397,10 @@ class ClassicRummy(CardTable):
             if card == JOKER or self.taken:  # else neither discard restriction can apply
                 self._check_discard(seat, card)
             self.pile.append(card)
-            # _end_turn(seat) and _start_turn(next_active(seat)), inlined
+            # _end_turn(seat), with the game known not over
             self.had_turn.add(seat)
             self.last_discarder = seat
-            nxt = seat + 1 if seat + 1 < self.n else 0
-            if not self.active[nxt] or nxt == seat:
-                nxt = self.next_active(seat)
-            self.current = nxt
-            self.turn_start = ts_ms
-            self.drawn = False
-            if self.taken:  # emptied in place: nothing else holds them
-                self.taken.clear()
-                self.before_take.clear()
-            self.drawn_stock = None
-            self.first_move = False
-            self.late_reported = False
-            self.moved = False
+            self._start_turn(self.next_active(seat), ts_ms)
             return
         seat = self._enter_move(event)
         if seat is None:
