@@ -50,16 +50,6 @@ def _minute_millis(ts: str) -> int:
     return base
 
 
-#: For a hot loop that inlines :func:`ts_millis` (the replay engine): the cached
-#: milliseconds of a ``YYYY-MM-DDTHH:MM`` prefix (key ``ts[:16]``) or None, and the
-#: function that fills it from the whole ``ts``.
-minute_base = _MINUTE_CACHE.get
-minute_millis = _minute_millis
-#: the same pair for the ``SS.mmm`` part
-second_part = _SECOND_CACHE.get
-second_millis = _second_millis
-
-
 #: day number since 1970 -> "YYYY-MM-DDT" (the simulator formats every event's time)
 _DAY_TEXT: dict[int, str] = {}
 

@@ -27,30 +27,18 @@ Decisions on claims (RULES.md C-CLAIM, EVENTS.md):
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-import orjson
-
-from ..events.hashing import GENESIS_HASH, canonical, event_hash
+from ..events.hashing import GENESIS_HASH, event_hash
 from ..events.models import CURRENT_VERSION
-from ..events.timestamps import minute_base as _minute_base
-from ..events.timestamps import minute_millis as _minute_millis
-from ..events.timestamps import second_millis as _second_millis
-from ..events.timestamps import second_part as _second_part
 from ..events.timestamps import ts_millis
 from ..events.upcast import upcast
 from .findings import INTEGRITY, Finding, Halt
 from .variant import Event, GameContext, Transfer, Variant, variant_class
-
-#: bound once: the hot path of :meth:`GameEngine.apply` re-hashes every event
-_dumps = orjson.dumps
-_SORT_KEYS = orjson.OPT_SORT_KEYS
-_sha256 = hashlib.sha256
 
 ENGINE_TYPES = frozenset(
     {"GameCreated", "PlayerConnected", "PlayerDisconnected", "ChipsTransferred", "RoundEnded",
@@ -165,14 +153,7 @@ class GameEngine:
                 self.chained and claimed is not None
                 and event.get("prev_hash") == self.prev_hash and "upcast_from" not in event
             ):
-                # event_hash inlined (one call less per event): JCS of the event without
-                # its hash key; sorted compact orjson output is JCS when it is pure ASCII
-                body = dict(event)
-                del body["hash"]
-                canon = _dumps(body, option=_SORT_KEYS)
-                if not canon.isascii():
-                    canon = canonical(body)
-                if _sha256(canon).hexdigest() != claimed:
+                if event_hash(event) != claimed:
                     self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
                 self.prev_hash = claimed
             else:
@@ -195,16 +176,7 @@ class GameEngine:
                 self._start(event)
             else:
                 ctx.seq = seq
-                # ts_millis inlined (it runs once per event): minute base cached, then
-                # the SS.mmm part likewise
-                ts = event["ts"]
-                base = _minute_base(ts[:16])
-                if base is None:
-                    base = _minute_millis(ts)
-                part = _second_part(ts[17:23])
-                if part is None:
-                    part = _second_millis(ts)
-                ctx.ts_ms = base + part
+                ctx.ts_ms = ts_millis(event["ts"])
                 if entry is None:
                     self.variant.apply(event)  # type: ignore[union-attr]  # reports LOG-EVENT
                 else:
