@@ -132,8 +132,8 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
     if counts["quarantine"]:
         console.print(f"{counts['quarantine']:,} line(s) quarantined with their reason, nothing lost: "
                       "rummyguard sql \"SELECT reason, count(*) FROM quarantine GROUP BY 1\"")
+    truth = _planted_groups(labels)
     if flags:
-        truth = _planted_groups(labels)
         table = Table(title="Top fraud flags (open the evidence with rummyguard replay GAME --at SEQ)")
         for col in ("subject", "score", "likely mechanism", "evidence (game@seq)", "planted (truth)"):
             table.add_column(col, overflow="fold")
@@ -143,7 +143,7 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
             table.add_row(str(f["subject"]), f"{f['score']:.2f}", str(f.get("mechanism", "")), evidence,
                           ", ".join(m for m, _ in planted) or "-")
         console.print(table)
-    console.print(_truth_line(flags, _planted_groups(labels)), highlight=False)
+    console.print(_truth_line(flags, truth), highlight=False)
     dispute = _most_interesting(run)
     if dispute is not None:
         target = out / f"replay-{dispute.game_id}.html"
