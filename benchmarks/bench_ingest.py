@@ -12,6 +12,13 @@ Each repetition measures the parse floor and then a full ingest into a fresh sto
 back to back, so that both see the same machine load; the report gives every run and
 the median. Besides wall time it reports CPU time (all threads of this process): on a
 shared machine wall time depends on what else runs, CPU time much less so.
+
+Each run also measures the *insert floor*: DuckDB alone writing the very rows the ingest
+stored (read back from its store as Arrow batches of the ingest's batch size, untimed) into
+a fresh store with the same schema, one transaction per batch. It is the part of ingest no
+Python work can remove (the byte-exact line, the envelope columns and the two UNIQUE
+indexes issue 2 requires), so ``ratio_insert_floor_to_parse`` bounds from below any
+ingest's ratio to the parse floor on this machine.
 """
 
 from __future__ import annotations
@@ -113,8 +120,43 @@ def parse_floor(path: Path) -> tuple[float, float]:
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+_INSERT = (
+    "INSERT INTO store.events (event_id, game_id, seq, type, v, ts, ts_text, actor, payload, "
+    "up_payload, up_v, prev_hash, hash, raw, batch_id) SELECT event_id, game_id, seq, type, v, "
+    "ts, ts_text, actor, payload, up_payload, up_v, prev_hash, hash, raw, batch_id FROM _rows"
+)
+
+
+def insert_floor(source: Path, target: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds for DuckDB alone to insert the rows of the store at ``source``
+    into a fresh store at ``target`` (same DDL), batch by batch as ingest commits them.
+    The rows are read back first (untimed) as one Arrow table per ingest batch."""
+    with EventStore.open(source, read_only=True) as store:
+        ids = [r[0] for r in store.con.execute(
+            "SELECT DISTINCT batch_id FROM store.events ORDER BY batch_id").fetchall()]
+        batches = [store.con.sql(
+            "SELECT * EXCLUDE (batch_id), $b AS batch_id FROM store.events WHERE batch_id = $b "
+            "ORDER BY rowid", params={"b": b}).to_arrow_table() for b in ids]
+    with EventStore.open(target) as store:
+        con = store.con
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        for rows in batches:
+            con.execute("BEGIN")
+            con.register("_rows", rows)
+            con.execute(_INSERT)
+            con.unregister("_rows")
+            con.execute("COMMIT")
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        stored = con.execute("SELECT count(*) FROM store.events").fetchall()[0][0]
+    if stored != sum(len(b) for b in batches):
+        raise SystemExit(f"error: insert floor stored {stored} rows")
+    return wall, cpu
+
+
 def ingest_once(log: Path, db: Path, n: int, workers: int | None) -> dict[str, float]:
-    """One parse floor and one full ingest into a fresh store at ``db``."""
+    """One parse floor, one full ingest into a fresh store at ``db``, then the insert
+    floor of the same rows (:func:`insert_floor`)."""
     floor, floor_cpu = parse_floor(log)
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -124,7 +166,9 @@ def ingest_once(log: Path, db: Path, n: int, workers: int | None) -> dict[str, f
     ingest_cpu = time.process_time() - c0
     if summary.stored != n:
         raise SystemExit(f"error: stored {summary.stored} of {n}: {summary.as_dict()}")
-    for leftover in (db, db.with_name(db.name + ".wal")):
+    copy = db.with_name("floor-" + db.name)
+    insert, insert_cpu = insert_floor(db, copy)
+    for leftover in (db, db.with_name(db.name + ".wal"), copy, copy.with_name(copy.name + ".wal")):
         leftover.unlink(missing_ok=True)
     return {
         "parse_floor_s": round(floor, 3),
@@ -134,6 +178,10 @@ def ingest_once(log: Path, db: Path, n: int, workers: int | None) -> dict[str, f
         "ratio_ingest_to_floor": round(ingest / floor, 2),
         "ingest_cpu_us_per_event": round(ingest_cpu / n * 1e6, 2),
         "floor_cpu_us_per_event": round(floor_cpu / n * 1e6, 2),
+        "insert_floor_s": round(insert, 3),
+        "insert_floor_events_per_s": round(n / insert),
+        "ratio_insert_floor_to_parse": round(insert / floor, 2),
+        "insert_floor_cpu_us_per_event": round(insert_cpu / n * 1e6, 2),
         "load_average_after": round(os.getloadavg()[0], 2),
     }
 

@@ -15,9 +15,11 @@ from .common import DbOption, console, db_path, err_console, fail, print_json
 
 def scan(
     db: Path | None = DbOption,
-    model: Path | None = typer.Option(
-        None, "--model", help="A trained model (rummyguard eval --save-model). Without it, the "
-        "unsupervised detector alone ranks subjects.", show_default=False),
+    model: str | None = typer.Option(
+        None, "--model", help="'builtin' (the default): the supervised models trained on the "
+        "simulated world that ships with rummyguard (fitted once on first use, then cached); "
+        "a file saved by `rummyguard eval --save-model`; or 'none': the unsupervised detector "
+        "alone. $RUMMYGUARD_MODEL changes the default.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     parquet: Path | None = typer.Option(
         None, "--parquet", help="Also write the fact tables as Parquet files into this folder.",
@@ -49,21 +51,20 @@ def scan(
     `rummyguard replay GAME --at SEQ`.
     """
     from ..events.store import EventStore, StoreError
-    from ..fraud.models import ModelError, load_model
+    from ..fraud.builtin import resolve_model
+    from ..fraud.models import ModelError
     from ..fraud.scan import scan_store
 
     if engine not in ("local", "ray"):
         fail(f"--engine must be local or ray, not {engine!r}")
     if engine == "local" and (address is not None or from_parquet is not None):
         fail("--address and --from-parquet go with --engine ray")
-    fitted = None
-    if model is not None:
-        try:
-            fitted = load_model(model)
-        except ModelError as exc:
-            fail(str(exc))
     if not db_path(db).is_file():
         fail(f"no store at {db_path(db)} (run `rummyguard ingest` first)")
+    try:
+        fitted, model_label = resolve_model(model, note=lambda text: err_console.print(text))
+    except ModelError as exc:
+        fail(str(exc))
     try:
         store = EventStore.open(db_path(db))
     except StoreError as exc:
@@ -93,14 +94,14 @@ def scan(
         store.close()
     if as_json:
         out = result.summary()
-        out["model"] = str(model) if model else None
+        out["model"] = model_label
         out["top_flags"] = _flag_rows(result.flags.head(top))
         print_json(out)
         return
     s = result.summary()
     console.print(f"scanned {s['games']} games, {s['players']} players, {s['pairs']} pairs in "
                   f"{s['seconds']['total']:.1f} s; {s['flags']} flags "
-                  f"({'model ' + str(model) if model else 'unsupervised only'})", highlight=False)
+                  f"({model_label})", highlight=False)
     if result.flags.height:
         _print_flags(result.flags.head(top))
 

@@ -77,8 +77,16 @@ polars DataFrames ordered by player (pair: ``p1 < p2``) — byte-stable.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import duckdb
 import polars as pl
+
+#: The definition of the feature tables below. Bump it whenever a feature's column set
+#: or meaning changes: the built-in model's shipped training tables (fraud/builtin.py)
+#: record the version they were computed with and are refused under another one.
+FEATURES_VERSION = 7
 
 #: player-level feature columns (model inputs), in order
 PLAYER_FEATURES: tuple[str, ...] = (
@@ -780,14 +788,30 @@ def _clean(tbl: object) -> pl.DataFrame:
     return df.with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
+@contextmanager
+def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Run the feature SQL on one DuckDB thread. Why: a parallel SUM or AVG of doubles
+    adds in the order the threads finish, so the last bits of a feature (and of every
+    score computed from it) could differ between two scans of the same store; one thread
+    makes them byte-identical. The features are a few seconds of a 100k-game scan."""
+    (threads,) = con.execute("SELECT current_setting('threads')").fetchone()  # type: ignore[misc]
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {int(threads)}")
+
+
 def player_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """One row per player: :data:`PLAYER_FEATURES` plus evidence counts."""
-    return _clean(con.sql(_PLAYER_SQL).to_arrow_table())
+    with _one_thread(con):
+        return _clean(con.sql(_PLAYER_SQL).to_arrow_table())
 
 
 def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """One row per unordered pair (``p1 < p2``) that co-played or shares an identifier."""
-    return _clean(con.sql(_PAIR_SQL).to_arrow_table())
+    with _one_thread(con):
+        return _clean(con.sql(_PAIR_SQL).to_arrow_table())
 
 
-__all__ = ["PAIR_FEATURES", "PLAYER_FEATURES", "pair_features", "player_features"]
+__all__ = ["FEATURES_VERSION", "PAIR_FEATURES", "PLAYER_FEATURES", "pair_features", "player_features"]

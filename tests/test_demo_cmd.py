@@ -18,7 +18,8 @@ def test_demo_runs_the_pipeline_and_reports_against_the_truth(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     text = result.output
     assert "rummyguard demo" in text and "games clean:" in text
-    assert "planted fraud in this world:" in text and "unsupervised detector" in text
+    # scored by the built-in model (fitted once per test session, tests/conftest.py)
+    assert "planted fraud in this world:" in text and "flags of the built-in model" in text
     assert (out / "world.jsonl").stat().st_size > 0 and (out / "labels.json").exists()
     assert db.exists()
     assert list(out.glob("replay-*.html")) or "most interesting dispute" not in text
@@ -31,5 +32,6 @@ def test_truth_line_counts_found_and_other_accounts() -> None:
     flags = [{"players": ["a", "x"]}, {"players": ["c"]}]
     line = _truth_line(flags, truth)
     assert "3 account(s) (bot, soft_play)" in line
-    assert "flagged: 2 of them, 1 other account(s)" in line
+    assert "flagged: 2 of them, 1 other account(s)" in line and "built-in model" in line
     assert "none" in _truth_line([], {})
+    assert "unsupervised detector's flags alone" in _truth_line(flags, truth, "unsupervised only")

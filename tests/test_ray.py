@@ -182,7 +182,7 @@ def test_scan_cli_engine_ray_gives_the_local_flags(world: dict[str, Any], tmp_pa
     db = tmp_path / "cli.duckdb"
     db.write_bytes(world["path"].read_bytes())
     out = subprocess.run([sys.executable, "-m", "rummyguard.cli", "scan", "--db", str(db),
-                          "--engine", "ray", "--workers", "2", "--json"],
+                          "--engine", "ray", "--workers", "2", "--json", "--model", "none"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     summary = json.loads(out.stdout)

@@ -1,0 +1,204 @@
+"""The built-in model: the supervised detectors, trained on a simulated world that ships
+with rummyguard, so that ``rummyguard scan`` works out of the box.
+
+Why: a risk analyst's first nightly scan should use the supervised models of issue 8
+(trained on simulated worlds), not the unsupervised detector alone, and a fresh install
+has no world of its own to train on. A pickled model would tie the package to one
+scikit-learn build (joblib files do not load across versions), so what ships is the
+*training data* — the player and pair feature tables of one simulated training world and
+its acted positives (fraud/builtin/, about 1.5 MB) — and the model is fitted from them on
+first use (about a minute, once), then cached:
+
+- cache: ``$RUMMYGUARD_CACHE``, else ``$XDG_CACHE_HOME/rummyguard``, else
+  ``~/.cache/rummyguard``; the file name carries a key of the bundle's bytes, the model
+  format, the scikit-learn version and the source of fraud/models.py, so any change to
+  one of them fits again instead of reusing a stale model;
+- two processes that need it at once fit it once: the second waits on a lock file and
+  then reads the first one's result;
+- an unwritable cache is not an error: the model is fitted in memory and a note says so.
+
+The bundle is built by ``benchmarks/detection/build_builtin.py`` from a simulated world
+(seed 1101 unless rebuilt: the training world of DETECTION.md rounds 6-7, whose held-out
+figures are the ones to quote for this model). Its feature tables are computed by
+fraud/features.py; :data:`~rummyguard.fraud.features.FEATURES_VERSION` is recorded in the
+bundle, and a bundle of another version is refused (bump the version when a feature's
+definition changes, then rebuild the bundle; ``tests/test_builtin_model.py`` holds the two
+together).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+import sklearn
+
+from .features import FEATURES_VERSION
+from .models import MECHANISMS, MODEL_VERSION, FraudModel, ModelError, level_of, load_model
+
+#: the shipped training data (package data of rummyguard.fraud)
+BUNDLE = Path(__file__).parent / "builtin"
+BUNDLE_FILES = ("players.parquet", "pairs.parquet", "training.json")
+#: the ``--model`` values that are not file paths
+BUILTIN, NONE = "builtin", "none"
+
+
+class BundleError(ModelError):
+    """The shipped training data is missing, damaged or of another feature version."""
+
+
+def cache_dir() -> Path:
+    """Where the fitted built-in model is kept (see the module docstring)."""
+    if os.environ.get("RUMMYGUARD_CACHE"):
+        return Path(os.environ["RUMMYGUARD_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rummyguard"
+
+
+def bundle_key(bundle: Path = BUNDLE) -> str:
+    """What the fitted model depends on, hashed: the bundle's bytes, the model format,
+    the scikit-learn version and the code that fits (fraud/models.py)."""
+    h = hashlib.sha256()
+    for name in BUNDLE_FILES:
+        try:
+            h.update((bundle / name).read_bytes())
+        except OSError as exc:
+            raise BundleError(f"the built-in training data is incomplete: {exc}") from None
+    h.update(f"{MODEL_VERSION}|{sklearn.__version__}|".encode())
+    h.update((Path(__file__).parent / "models.py").read_bytes())
+    return h.hexdigest()[:16]
+
+
+def read_bundle(bundle: Path = BUNDLE) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
+    """The shipped feature tables and training description, checked against this code."""
+    try:
+        meta = orjson.loads((bundle / "training.json").read_bytes())
+        players = pl.read_parquet(bundle / "players.parquet")
+        pairs = pl.read_parquet(bundle / "pairs.parquet")
+    except (OSError, orjson.JSONDecodeError, pl.exceptions.PolarsError) as exc:
+        raise BundleError(f"the built-in training data cannot be read: {exc}") from None
+    if meta.get("features_version") != FEATURES_VERSION:
+        raise BundleError(
+            f"the built-in training data has features version {meta.get('features_version')}, "
+            f"this rummyguard computes version {FEATURES_VERSION}; rebuild it "
+            "(benchmarks/detection/build_builtin.py)")
+    return players, pairs, meta
+
+
+def fit_builtin(bundle: Path = BUNDLE) -> FraudModel:
+    """Fit the supervised and unsupervised detectors on the shipped training world,
+    exactly as ``rummyguard eval`` fits on a training world (its acted cases only)."""
+    players, pairs, meta = read_bundle(bundle)
+    player_pos = {m: set(v) for m, v in meta["player_pos"].items()}
+    pair_pos = {m: {(a, b) for a, b in v} for m, v in meta["pair_pos"].items()}
+    model = FraudModel().fit(
+        players, pairs, player_pos, pair_pos,
+        ignore_players=set(meta["ignore_players"]),
+        ignore_pairs={(a, b) for a, b in meta["ignore_pairs"]})
+    model.trained_on["world"] = meta["world"]
+    model.trained_on["builtin"] = {"key": bundle_key(bundle), "features_version": FEATURES_VERSION}
+    return model
+
+
+def builtin_model(*, note: Callable[[str], None] | None = None,
+                  bundle: Path = BUNDLE) -> FraudModel:
+    """The built-in model: from the cache when it is there and current, else fitted now
+    (``note`` is told, once, that this takes a minute) and cached for next time."""
+    key = bundle_key(bundle)
+    path = cache_dir() / f"builtin-model-{key}.joblib"
+    cached = _load_cached(path)
+    if cached is not None:
+        return cached
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_suffix(".lock"), "a+b")  # noqa: SIM115 (held across the fit)
+    except OSError as exc:
+        if note is not None:
+            note(f"cannot cache the built-in model ({exc}); fitting it in memory (about a minute)")
+        return fit_builtin(bundle)
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process fitting it: wait, then read its file
+        cached = _load_cached(path)
+        if cached is not None:
+            return cached
+        if note is not None:
+            note(f"fitting the built-in model on its simulated training world (about a minute, "
+                 f"once; cached in {path.parent})")
+        model = fit_builtin(bundle)
+        _save_atomic(model, path, note)
+    return model
+
+
+def _save_atomic(model: FraudModel, path: Path, note: Callable[[str], None] | None) -> None:
+    """Write the model so that a reader sees no file or the whole file."""
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".builtin-", suffix=".joblib")
+        os.close(fd)
+        model.save(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if note is not None:
+            note(f"could not cache the built-in model ({exc}); it will be fitted again next time")
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _load_cached(path: Path) -> FraudModel | None:
+    if not path.is_file():
+        return None
+    try:
+        return load_model(path)
+    except ModelError:
+        return None  # damaged or foreign: fit again and replace it
+
+
+def resolve_model(value: str | None, *, note: Callable[[str], None] | None = None
+                  ) -> tuple[FraudModel | None, str]:
+    """A ``--model`` value -> (model or None for the unsupervised detector alone, label).
+
+    ``builtin`` (the default; ``$RUMMYGUARD_MODEL`` changes the default), ``none``, or a
+    path to a model saved by ``rummyguard eval --save-model``. Raises :class:`ModelError`
+    with a one-line reason when the value cannot be used."""
+    if value is None:
+        value = os.environ.get("RUMMYGUARD_MODEL") or BUILTIN
+    if value == NONE:
+        return None, "unsupervised only"
+    if value == BUILTIN:
+        return builtin_model(note=note), "built-in model"
+    return load_model(value), f"model {value}"
+
+
+def training_cases(truth: Any, seats: dict[str, set[str]]) -> dict[str, Any]:
+    """A training world's cases as the built-in bundle records them (the rule of
+    :func:`rummyguard.fraud.evaluate.fit_on_world`): per mechanism the labelled subjects
+    that acted; the labelled subjects that never acted for any mechanism are ignored
+    (neither positive nor negative)."""
+    from .evaluate import acted_positives
+
+    acted = acted_positives(truth, seats)
+    player_pos: dict[str, set[str]] = {}
+    pair_pos: dict[str, set[tuple[str, str]]] = {}
+    idle_players: set[str] = set()
+    idle_pairs: set[tuple[str, str]] = set()
+    for m in MECHANISMS:
+        if level_of(m) == "pair":
+            labelled_q = truth.pair_pos.get(m, set())
+            pair_pos[m] = labelled_q & acted[m]
+            idle_pairs |= labelled_q - acted[m]
+        else:
+            labelled_p = truth.player_pos.get(m, set())
+            player_pos[m] = labelled_p & acted[m]
+            idle_players |= labelled_p - acted[m]
+    idle_players -= set().union(*player_pos.values())
+    idle_pairs -= set().union(*pair_pos.values())
+    return {"player_pos": player_pos, "pair_pos": pair_pos,
+            "ignore_players": idle_players, "ignore_pairs": idle_pairs}
