@@ -37,9 +37,26 @@
   mechanism) by ``dump_z`` (the dumper's three levers in his direction): a dozen training
   pairs, most of which never dumped, chose a learner that scored 0.06-0.28 PR-AUC on two
   development worlds (4405, 4406), the pooled z ~0.50 on both (session 4).
-- Unsupervised: an :class:`~sklearn.ensemble.IsolationForest` on standardised, imputed
-  features, for behaviour no training world contained; its score is a population
-  percentile (1.0 = the most unusual).
+- Unsupervised, for behaviour no training world contained; its score (``anomaly``) is a
+  population percentile (1.0 = the most unusual). Players: :class:`EvidenceTail`, the
+  largest robust z of the player's *evidence signals* (:data:`EVIDENCE_SIGNALS`: the
+  pooled z's, ``hc_lr`` and ``think_sd_all``, each already weighed by its own evidence
+  count) against the population. Pairs: an :class:`~sklearn.ensemble.IsolationForest` on
+  imputed, robust-scaled features. Why two (session 5, development worlds 4405/4406):
+  the player forest's splits went to heavy-tailed and zero-inflated columns
+  (``auto_disc_z`` reaches 200 robust units) and to rates on a game or two, so it ranked
+  bots at 0.07-0.11 and hidden-card cheaters at 0.09-0.46 average precision against
+  honest players; the evidence tail ranks them at 0.46-0.69 and 0.86-0.88 with no label
+  (against every other subject, the report's view: 0.03-0.07 -> 0.22-0.26 and
+  0.06-0.21 -> 0.59-0.62). The pair evidence z's rest on
+  few shared games (0.01-0.03 for every pair mechanism), while the pair forest finds
+  multi-accounts, feeding and dumping (0.1-0.4): it stays.
+- ``unseen`` (both levels): the product's score for a mechanism the model never saw, the
+  larger of two population percentiles, the supervised ``any`` probability's and the
+  unsupervised ``anomaly``. A bot is invisible to an ``any`` model trained without bots
+  (leave-one-mechanism-out PR-AUC 0.005 = chance) but not to the evidence tail; a
+  colluder of a known kind ranks high on ``any`` whatever the forest says. No label
+  enters the unsupervised half.
 
 A saved model is a pickle (joblib) of :class:`FraudModel` with ``MODEL_VERSION``, the
 feature lists and the scikit-learn version; :func:`load_model` refuses a file whose
@@ -206,7 +223,85 @@ def _classifier(n_pos: int, learner: str = "boosting", columns: list[int] | None
                                   cv=StratifiedKFold(folds, shuffle=True, random_state=0))
 
 
-def anomaly_detector() -> Any:
+#: the player evidence signals :class:`EvidenceTail` reads: scores that are already
+#: relative to the population and weighed by their own evidence count (a pooled z, the
+#: hidden-card likelihood ratio, the think-time spread shrunk toward the population), so
+#: one extreme value is evidence and not a rate on a game or two. (The pair z's —
+#: ``tie_z`` ... ``dump_z`` — read the same way found 0.01-0.03 of every pair mechanism
+#: on the development worlds: they rest on few shared games; pairs keep the forest.)
+EVIDENCE_SIGNALS: tuple[str, ...] = (
+    "auto_disc_z", "auto_hand_z", "stock_z", "hc_tie_z", "hc_all_z", "hc_z",
+    "mi_tie_z", "mi_reach_z", "mi_hb_z", "hc_lr", "think_sd_all",
+)
+#: 1 / Phi^-1(0.75): a median absolute deviation of a normal population, in its sd
+_MAD_SD = 1.4826
+
+
+class EvidenceTail:
+    """Unsupervised tail score: a subject's largest robust z over the evidence signals.
+
+    ``fit`` stores, per signal, the population median and a scale *per side*: 1.4826 x
+    the median deviation of the values above the median (the upper scale) and of those
+    below it (the lower). Why per side: ``hc_lr`` (a log likelihood ratio) has a long
+    right tail and a short left one, and a zero-inflated z (``auto_disc_z``: no timeout,
+    0) has no spread at its median at all; one symmetric MAD made the honest right tail
+    of ``hc_lr`` outrank every bot. Medians of deviations break down only when half of a
+    side is fraud, so the training world's cheaters do not set the scale (a tail quantile
+    did: at 0.5 % the bots of the training world were the quantile). A side without
+    deviations takes the other side's scale; a signal with neither scores 0. ``score``:
+    max over signals of |z| (a missing signal: 0, no evidence either way): both
+    directions, since for behaviour nobody has seen the suspicious side is not known.
+    ``score_samples`` is its negative, the convention of scikit-learn's outlier
+    detectors (lower = more abnormal), so :func:`anomaly_percentile` reads both."""
+
+    def __init__(self, columns: list[int]) -> None:
+        self.columns = list(columns)
+        self.center_ = np.zeros(0)
+        self.lower_ = np.zeros(0)
+        self.upper_ = np.zeros(0)
+
+    def fit(self, x: np.ndarray) -> EvidenceTail:
+        k = len(self.columns)
+        self.center_, self.lower_, self.upper_ = np.zeros(k), np.ones(k), np.ones(k)
+        for j, c in enumerate(self.columns):
+            v = x[:, c] if len(x) else np.zeros(0)
+            v = v[np.isfinite(v)]
+            if len(v) == 0:
+                self.lower_[j] = self.upper_[j] = np.inf  # never seen: scores 0
+                continue
+            med = float(np.median(v))
+            up, down = v[v > med] - med, med - v[v < med]
+            hi = _MAD_SD * float(np.median(up)) if len(up) else np.nan
+            lo = _MAD_SD * float(np.median(down)) if len(down) else np.nan
+            hi, lo = (lo if np.isnan(hi) else hi), (hi if np.isnan(lo) else lo)
+            self.center_[j] = med
+            self.upper_[j] = hi if np.isfinite(hi) and hi > 0 else np.inf
+            self.lower_[j] = lo if np.isfinite(lo) and lo > 0 else np.inf
+        return self
+
+    def z(self, x: np.ndarray) -> np.ndarray:
+        """Per subject and signal, the robust z (missing: 0)."""
+        if len(x) == 0:
+            return np.zeros((0, len(self.columns)))
+        d = x[:, self.columns] - self.center_
+        with np.errstate(invalid="ignore"):
+            out = np.where(d > 0, d / self.upper_, d / self.lower_)
+        return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        if not self.columns:
+            return np.zeros(len(x))
+        return np.abs(self.z(x)).max(axis=1)
+
+    def score_samples(self, x: np.ndarray) -> np.ndarray:
+        return -self.score(x)
+
+
+def anomaly_detector(level: str = "pair") -> Any:
+    """The unsupervised detector of a level (module docstring): the evidence tail for
+    players, an isolation forest for pairs."""
+    if level == "player":
+        return EvidenceTail([PLAYER_FEATURES.index(c) for c in EVIDENCE_SIGNALS])
     return make_pipeline(
         SimpleImputer(strategy="median", keep_empty_features=True), RobustScaler(),
         IsolationForest(n_estimators=200, random_state=0, contamination="auto"),
@@ -222,6 +317,26 @@ def anomaly_percentile(detector: Any, x: np.ndarray) -> np.ndarray:
     ranks = np.empty(len(raw))
     ranks[order] = np.arange(1, len(raw) + 1)
     return ranks / len(raw)
+
+
+def percentile(values: np.ndarray) -> np.ndarray:
+    """Each value's share of the population at or below it (ties share their mean rank;
+    1.0 = the highest): puts a probability and an anomaly on one scale."""
+    if len(values) == 0:
+        return np.zeros(0)
+    v = np.nan_to_num(np.asarray(values, dtype=float), nan=-np.inf)
+    return pl.Series(v).rank("average").to_numpy() / len(v)
+
+
+def unseen_score(any_prob: np.ndarray | None, anomaly: np.ndarray) -> np.ndarray:
+    """The score for behaviour the model never saw: the larger of the supervised ``any``
+    probability's population percentile and the anomaly percentile. A rank fusion, not a
+    probability: the two scores are on different scales, and neither may drown the
+    other (the supervised half misses an unseen mechanism entirely; the unsupervised
+    half is weak where a known mechanism's training cases teach most)."""
+    if any_prob is None:
+        return anomaly
+    return np.maximum(percentile(any_prob), anomaly)
 
 
 @dataclass
@@ -295,7 +410,8 @@ class FraudModel:
         any_q = set().union(*(v for m, v in pair_pos.items() if m not in exclude))
         self._fit_one("any_player", xp[keep_p], np.array([p in any_p for p in pids])[keep_p])
         self._fit_one("any_pair", xq[keep_q], np.array([k in any_q for k in keys])[keep_q])
-        self.anomaly = {"player": anomaly_detector().fit(xp), "pair": anomaly_detector().fit(xq)}
+        self.anomaly = {"player": anomaly_detector("player").fit(xp),
+                        "pair": anomaly_detector("pair").fit(xq)}
         return self
 
     def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray,
@@ -323,8 +439,10 @@ class FraudModel:
 
     # -- scoring ------------------------------------------------------------------------------
     def predict(self, players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """Scores: players (``player`` + a column per player-level model and ``anomaly``)
-        and pairs (``p1``, ``p2`` + a column per pair-level model and ``anomaly``)."""
+        """Scores: players (``player`` + a column per player-level model, ``anomaly`` and
+        ``unseen``) and pairs (``p1``, ``p2`` + a column per pair-level model, ``anomaly``
+        and ``unseen``). A model file saved before session 5 keeps its own player
+        detector (an isolation forest); ``unseen`` then fuses with that."""
         with threadpool_limits(limits=1):
             return self._predict(players, pairs)
 
@@ -342,8 +460,10 @@ class FraudModel:
         for level, x, out in (("player", xp, ps), ("pair", xq, qs)):
             det = self.anomaly.get(level)
             if len(x) and det is None:
-                det = anomaly_detector().fit(x)
+                det = anomaly_detector(level).fit(x)
             out["anomaly"] = anomaly_percentile(det, x) if len(x) else np.zeros(0)
+            any_col = f"any_{level}"
+            out["unseen"] = unseen_score(out.get(any_col), out["anomaly"])
         return pl.DataFrame(ps), pl.DataFrame(qs)
 
     # -- files ----------------------------------------------------------------------------------
@@ -375,28 +495,34 @@ def load_model(path: str | Path) -> FraudModel:
 
 
 def unsupervised_scores(players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Anomaly percentiles only (a scan without a trained model)."""
+    """Anomaly percentiles only (a scan without a trained model): each level's detector
+    fitted on the scored population itself; ``unseen`` is the anomaly (no ``any`` model)."""
     pf = pair_frame(pairs, players)
     xp = to_matrix(players, PLAYER_FEATURES)
     xq = to_matrix(pf, pair_columns())
-    ps = pl.DataFrame({"player": players.get_column("player"),
-                       "anomaly": anomaly_percentile(anomaly_detector().fit(xp), xp) if len(xp) else []})
-    qs = pl.DataFrame({"p1": pf.get_column("p1"), "p2": pf.get_column("p2"),
-                       "anomaly": anomaly_percentile(anomaly_detector().fit(xq), xq) if len(xq) else []})
+    pa = anomaly_percentile(anomaly_detector("player").fit(xp), xp) if len(xp) else np.zeros(0)
+    qa = anomaly_percentile(anomaly_detector("pair").fit(xq), xq) if len(xq) else np.zeros(0)
+    ps = pl.DataFrame({"player": players.get_column("player"), "anomaly": pa, "unseen": pa})
+    qs = pl.DataFrame({"p1": pf.get_column("p1"), "p2": pf.get_column("p2"), "anomaly": qa,
+                       "unseen": qa})
     return ps, qs
 
 
 __all__ = [
+    "EVIDENCE_SIGNALS",
     "MECHANISMS",
     "MODEL_VERSION",
     "PAIR_MECHANISMS",
     "PLAYER_MECHANISMS",
     "POOLED",
     "POOLED_BELOW",
+    "EvidenceTail",
     "FraudModel",
     "ModelError",
     "level_of",
     "load_model",
     "pair_frame",
+    "percentile",
+    "unseen_score",
     "unsupervised_scores",
 ]

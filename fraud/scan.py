@@ -47,7 +47,16 @@ class ScanResult:
 def score_facts(con: duckdb.DuckDBPyConnection, model: FraudModel | None, *,
                 threshold: float = 0.5) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame,
                                                  pl.DataFrame]:
-    """(players, pairs, player_scores, pair_scores, flags) from the ``fraud.*`` facts."""
+    """(players, pairs, player_scores, pair_scores, flags) from the ``fraud.*`` facts.
+
+    Both score frames carry ``anomaly`` and ``unseen`` (fraud/models.py). Without a
+    model, "anything suspicious" is ranked by ``anomaly``, which for players is the
+    evidence tail (the largest robust z of the evidence signals; session 5: it ranks
+    bots and hidden-card cheaters far above the isolation forest it replaced), and
+    ``unseen`` equals it. With a model, flags come from the mechanism probabilities;
+    ``unseen`` (the larger of the ``any`` and anomaly percentiles) is returned for the
+    analyst's own ranking and is what the evaluation's leave-one-mechanism-out scores,
+    but it is not a flag source (fraud/flags.py decides flags)."""
     players = player_features(con)
     pairs = pair_features(con)
     if model is not None:
