@@ -74,3 +74,29 @@ def test_markdown_has_the_pooled_table() -> None:
     assert "Pair collusion as one class" in text
     assert "| all labelled | 3 / 6 | model | 1.000" in text
     assert "| acted | 1 / 4 | max_mechanism |" in text
+
+
+def test_collusion_by_intensity_bins_pairs_by_their_strongest_mechanism() -> None:
+    # a-b feed at low intensity (0.2), c-d at moderate (0.5), e-f labelled for two
+    # mechanisms: its intensity is the higher one (0.9, high). The any_pair model ranks
+    # c-d below two honest pairs and the other two first.
+    pairs = _pairs([0.9, 0.25, 0.7, 0.3, 0.4, 0.1], [0.9, 0.0, 0.6, 0.0, 0.1, 0.0],
+                   [0.0, 0.95, 0.0, 0.2, 0.0, 0.0])
+    truth = Truth(pair_pos={"card_feeding": {("a", "b"), ("e", "f")},
+                            "multi_account": {("c", "d"), ("e", "f")}},
+                  pair_intensity={("card_feeding", ("a", "b")): 0.2,
+                                  ("multi_account", ("c", "d")): 0.5,
+                                  ("card_feeding", ("e", "f")): 0.4,
+                                  ("multi_account", ("e", "f")): 0.9})
+    out = collusion_metrics(pairs, KEYS, truth, {}, boots=10)["by_intensity"]
+    assert {lab: x["positives"] for lab, x in out.items()} == {"low": 1, "moderate": 1, "high": 1}
+    assert out["low"]["model"]["pr_auc"] == 1.0 and out["high"]["model"]["pr_auc"] == 1.0
+    # moderate: c-d (0.25) below the honest g-h (0.3) and i-j (0.4): third of four
+    assert np.isclose(out["moderate"]["model"]["pr_auc"], 1 / 3)
+    # the best per-mechanism score puts c-d first (0.95)
+    assert out["moderate"]["max_mechanism"]["pr_auc"] == 1.0
+    text = render_markdown({"test_world": {"players": 12, "fraud_players": 6, "fraud_share": 0.5,
+                                           "pairs": 6, "seed": 1}, "train_world": {"seed": 2},
+                            "mechanisms": {}, "collusion": collusion_metrics(pairs, KEYS, truth, {},
+                                                                             boots=10)})
+    assert "| moderate | 1 | 0.333 |" in text
