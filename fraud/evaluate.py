@@ -512,6 +512,7 @@ def evidence_precision(test: World, pscore: pl.DataFrame, qscore: pl.DataFrame,
     rings = find_rings(build_graph(link, "link", threshold, shared))
     flags = build_flags(test.con, test.players, test.pairs, pscore, qscore, rings,
                         supervised=True, threshold=threshold)
+    flags = flags.filter(pl.col("source") != "anomaly")  # the model's flags (and rings)
     truth = test.truth
     fraud = truth.fraud_players()
     per: dict[str, dict[str, Any]] = {}

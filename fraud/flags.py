@@ -19,6 +19,12 @@ Decisions (audit 4, "explanations must be true"):
   the subject's most extreme features in either direction (``suspicious_when`` is the
   direction it deviates): a player who won his only 2 games is not shown as a
   "timeout_abuse" flag beside four signals at the population median.
+- With a trained model, flags come from the mechanism probabilities, plus one kind of
+  anomaly flag: a player whose evidence tail (models.EvidenceTail) is beyond the training
+  world's honest players' 99.9th percentile (``beyond_tail``, models.unseen_cut) while no
+  mechanism's probability reaches the threshold — behaviour no training case taught,
+  about one honest player in 1,000. They are listed after the model's flags (their score
+  is an anomaly percentile, not a probability).
 - Every player and pair flag ends its signals with the evidence count (``n_games`` /
   ``co_games``) against the population, so thin evidence is visible.
 - A ring's mechanism is the pair mechanism its internal links carry most (summed link
@@ -443,7 +449,9 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
         mech, score = pick(row, PLAYER_MECHANISMS) if supervised else (None, 0.0)
         source = "model"
         if mech is None or score < threshold:
-            if row["anomaly"] < anomaly_cut or supervised:
+            # with a model: only a player beyond the training world's honest tail
+            # (models.unseen_cut); without: the scored population's top percentile
+            if (not row.get("beyond_tail")) if supervised else row["anomaly"] < anomaly_cut:
                 continue
             mech, score, source = anomaly_mechanism(i, p_pct, PLAYER_MECHANISMS), row["anomaly"], "anomaly"
         flags.append(_flag("player", [row["player"]], score, mech, source,
@@ -493,7 +501,10 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
                 break
         flags.append(_flag("ring", list(ring.members), ring.score, mech, "graph", signals, con,
                            evidence=ev[:5]))
-    flags.sort(key=lambda f: (-f["score"], f["subject_kind"], f["subject"]))
+    # with a model, its flags (probabilities) come first and the unusual players (anomaly
+    # percentiles, another scale) after them
+    flags.sort(key=lambda f: (supervised and f["source"] == "anomaly", -f["score"],
+                              f["subject_kind"], f["subject"]))
     for n, f in enumerate(flags, 1):
         f["flag_id"] = n
     return pl.DataFrame(flags, schema={

@@ -319,6 +319,26 @@ def anomaly_percentile(detector: Any, x: np.ndarray) -> np.ndarray:
     return ranks / len(raw)
 
 
+#: the share of the training world's honest players that a player must be more extreme
+#: than, on the evidence tail, to be flagged as unusual by a scan with a model when no
+#: mechanism's probability flags him (fraud/flags.py): about one honest player in 1,000
+UNSEEN_QUANTILE = 0.999
+#: honest training players needed to place that cut (fewer: no such flags)
+UNSEEN_MIN_HONEST = 500
+
+
+def unseen_cut(detector: Any, honest: np.ndarray) -> dict[str, Any]:
+    """The evidence-tail score above which a player is "unusual" for a model's scan: the
+    :data:`UNSEEN_QUANTILE` of the training world's honest players' scores. Why from the
+    honest players, and absolute: a percentile of the *scored* population flags its top
+    0.1 % whatever they did (on a 50-player world, always its most extreme player), and
+    the training world's cheaters would set a quantile of everyone (they are its tail)."""
+    out: dict[str, Any] = {"quantile": UNSEEN_QUANTILE, "honest": len(honest), "player": None}
+    if hasattr(detector, "score") and len(honest) >= UNSEEN_MIN_HONEST:
+        out["player"] = float(np.quantile(detector.score(honest), UNSEEN_QUANTILE))
+    return out
+
+
 def percentile(values: np.ndarray) -> np.ndarray:
     """Each value's share of the population at or below it (ties share their mean rank;
     1.0 = the highest): puts a probability and an anomaly on one scale."""
@@ -412,6 +432,9 @@ class FraudModel:
         self._fit_one("any_pair", xq[keep_q], np.array([k in any_q for k in keys])[keep_q])
         self.anomaly = {"player": anomaly_detector("player").fit(xp),
                         "pair": anomaly_detector("pair").fit(xq)}
+        labelled = set().union(*player_pos.values()) | {p for v in pair_pos.values() for k in v for p in k}
+        honest = keep_p & np.array([p not in labelled for p in pids], dtype=bool)
+        self.trained_on["unseen_cut"] = unseen_cut(self.anomaly["player"], xp[honest])
         return self
 
     def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray,
@@ -464,6 +487,10 @@ class FraudModel:
             out["anomaly"] = anomaly_percentile(det, x) if len(x) else np.zeros(0)
             any_col = f"any_{level}"
             out["unseen"] = unseen_score(out.get(any_col), out["anomaly"])
+            if level == "player":  # beyond the training world's honest tail (unseen_cut)
+                cut = (self.trained_on.get("unseen_cut") or {}).get("player")
+                out["beyond_tail"] = (det.score(x) > cut if cut is not None and len(x)
+                                      and hasattr(det, "score") else np.zeros(len(x), dtype=bool))
         return pl.DataFrame(ps), pl.DataFrame(qs)
 
     # -- files ----------------------------------------------------------------------------------
@@ -516,6 +543,7 @@ __all__ = [
     "PLAYER_MECHANISMS",
     "POOLED",
     "POOLED_BELOW",
+    "UNSEEN_QUANTILE",
     "EvidenceTail",
     "FraudModel",
     "ModelError",
@@ -523,6 +551,7 @@ __all__ = [
     "load_model",
     "pair_frame",
     "percentile",
+    "unseen_cut",
     "unseen_score",
     "unsupervised_scores",
 ]

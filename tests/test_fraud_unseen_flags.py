@@ -1,0 +1,64 @@
+"""A scan with a trained model also flags behaviour no training case taught: a player
+whose evidence tail is beyond the training world's honest players' 99.9th percentile
+(``models.unseen_cut``) and whom no mechanism's probability flags. Hand-made facts (the
+worlds of tests/test_fraud_unseen.py): no bot is labelled in training; a metronome in the
+scored world is flagged, after the model's flags, and the honest players are not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_fraud_unseen import _world
+
+from rummyguard.fraud.flags import build_flags
+from rummyguard.fraud.models import UNSEEN_QUANTILE, FraudModel
+
+
+@pytest.fixture(scope="module")
+def fitted() -> FraudModel:
+    train = _world(11, bots=[], cheaters=["c0", "c1", "c2", "c3"], n_honest=600,
+                   labelled=("hidden_card",))
+    return FraudModel().fit(train.players, train.pairs, {"hidden_card": {"c0", "c1", "c2", "c3"}}, {})
+
+
+def test_the_cut_is_the_honest_training_players_quantile(fitted: FraudModel) -> None:
+    cut = fitted.trained_on["unseen_cut"]
+    assert cut["quantile"] == UNSEEN_QUANTILE and cut["honest"] == 600  # the cheaters left out
+    train = _world(11, bots=[], cheaters=["c0", "c1", "c2", "c3"], n_honest=600,
+                   labelled=("hidden_card",))
+    ps, _ = fitted.predict(train.players, train.pairs)
+    honest = ps.filter(ps.get_column("player").str.starts_with("h"))
+    # about one honest player in 1,000 is beyond it, in the world it was fitted on
+    assert honest.get_column("beyond_tail").sum() <= 1
+    scores = fitted.anomaly["player"].score(
+        np.array(train.players.filter(train.players.get_column("player").str.starts_with("h"))
+                 .select(list(fitted.player_features)).to_numpy(), dtype=float))
+    assert cut["player"] == pytest.approx(float(np.quantile(scores, UNSEEN_QUANTILE)))
+
+
+def test_an_unseen_metronome_is_flagged_after_the_model_flags(fitted: FraudModel) -> None:
+    scored = _world(12, bots=["m0"], cheaters=["c9"], n_honest=200, labelled=())
+    ps, qs = fitted.predict(scored.players, scored.pairs)
+    beyond = set(ps.filter(ps.get_column("beyond_tail")).get_column("player").to_list())
+    assert "m0" in beyond
+    assert len({p for p in beyond if p.startswith("h")}) <= 2  # of 200 honest players
+    flags = build_flags(scored.con, scored.players, scored.pairs, ps, qs, [], supervised=True)
+    rows = flags.to_dicts()
+    metronome = [r for r in rows if r["subject"] == "m0"]
+    assert len(metronome) == 1 and metronome[0]["source"] == "anomaly"
+    assert metronome[0]["mechanism"] in ("bot", "unusual")
+    sources = [r["source"] for r in rows]
+    assert sources == sorted(sources, key=lambda s: s == "anomaly")  # model flags first
+    # the hidden-card cheater the model knows is a model flag, not an anomaly one
+    assert any(r["subject"] == "c9" and r["source"] == "model" for r in rows)
+
+
+def test_a_model_without_the_cut_flags_no_anomaly(fitted: FraudModel) -> None:
+    """A model saved before the cut existed (or fitted on too few honest players)."""
+    old = FraudModel(**{**fitted.__dict__, "trained_on": {k: v for k, v in fitted.trained_on.items()
+                                                          if k != "unseen_cut"}})
+    scored = _world(12, bots=["m0"], cheaters=["c9"], n_honest=200, labelled=())
+    ps, qs = old.predict(scored.players, scored.pairs)
+    assert not ps.get_column("beyond_tail").any()
+    flags = build_flags(scored.con, scored.players, scored.pairs, ps, qs, [], supervised=True)
+    assert "anomaly" not in flags.get_column("source").to_list()
