@@ -41,7 +41,7 @@ import polars as pl
 import sklearn
 
 from .features import FEATURES_VERSION
-from .models import MECHANISMS, MODEL_VERSION, FraudModel, ModelError, level_of, load_model
+from .models import MODEL_VERSION, FraudModel, ModelError, load_model
 
 #: the shipped training data (package data of rummyguard.fraud)
 BUNDLE = Path(__file__).parent / "builtin"
@@ -176,29 +176,3 @@ def resolve_model(value: str | None, *, note: Callable[[str], None] | None = Non
         return builtin_model(note=note), "built-in model"
     return load_model(value), f"model {value}"
 
-
-def training_cases(truth: Any, seats: dict[str, set[str]]) -> dict[str, Any]:
-    """A training world's cases as the built-in bundle records them (the rule of
-    :func:`rummyguard.fraud.evaluate.fit_on_world`): per mechanism the labelled subjects
-    that acted; the labelled subjects that never acted for any mechanism are ignored
-    (neither positive nor negative)."""
-    from .evaluate import acted_positives
-
-    acted = acted_positives(truth, seats)
-    player_pos: dict[str, set[str]] = {}
-    pair_pos: dict[str, set[tuple[str, str]]] = {}
-    idle_players: set[str] = set()
-    idle_pairs: set[tuple[str, str]] = set()
-    for m in MECHANISMS:
-        if level_of(m) == "pair":
-            labelled_q = truth.pair_pos.get(m, set())
-            pair_pos[m] = labelled_q & acted[m]
-            idle_pairs |= labelled_q - acted[m]
-        else:
-            labelled_p = truth.player_pos.get(m, set())
-            player_pos[m] = labelled_p & acted[m]
-            idle_players |= labelled_p - acted[m]
-    idle_players -= set().union(*player_pos.values())
-    idle_pairs -= set().union(*pair_pos.values())
-    return {"player_pos": player_pos, "pair_pos": pair_pos,
-            "ignore_players": idle_players, "ignore_pairs": idle_pairs}

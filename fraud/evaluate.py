@@ -248,18 +248,12 @@ def _bins(values: np.ndarray, edges: list[float], labels: list[str]) -> list[str
     return out
 
 
-def fit_on_world(world: World, exclude: tuple[str, ...] = (),
-                 only_any: bool = False) -> FraudModel:
-    """Fit the model on a training world's *acted* cases: a labelled subject that never
-    acted in that world (see "acted positives" in the module docstring: a colluding pair
-    that never sat together where its mechanism is planted, a timeout abuser who never
-    let a clock run out) is dropped from every model's training rows, neither positive
-    nor negative, unless he acted for another mechanism: then he stays as that
-    mechanism's case (and a negative for the one he never acted on). Why: a risk team learns from confirmed cases, and a label without a
-    single act teaches a pair model only "these two sit together", which honest friends
-    do just as often. Only the training world's own labels and seating are used."""
-    truth = world.truth
-    acted = acted_positives(truth, seating(world.con))
+def training_cases(truth: Truth, seats: dict[str, set[str]]) -> dict[str, Any]:
+    """A training world's cases (:func:`fit_on_world`'s rule, also what the built-in
+    model's bundle records, fraud/builtin.py): per mechanism the labelled subjects that
+    acted (``player_pos``, ``pair_pos``); the labelled subjects that never acted for any
+    mechanism (``ignore_players``, ``ignore_pairs``: neither positive nor negative)."""
+    acted = acted_positives(truth, seats)
     player_pos: dict[str, set[str]] = {}
     pair_pos: dict[str, set[tuple[str, str]]] = {}
     idle_players: set[str] = set()
@@ -276,11 +270,28 @@ def fit_on_world(world: World, exclude: tuple[str, ...] = (),
     # a subject that acted for one mechanism stays in the rows as that mechanism's case
     idle_players -= set().union(*player_pos.values())
     idle_pairs -= set().union(*pair_pos.values())
-    model = FraudModel().fit(world.players, world.pairs, player_pos, pair_pos, exclude=exclude,
-                             only_any=only_any, ignore_players=idle_players,
-                             ignore_pairs=idle_pairs)
-    model.trained_on["ignored_never_acted"] = {"players": len(idle_players),
-                                               "pairs": len(idle_pairs)}
+    return {"player_pos": player_pos, "pair_pos": pair_pos,
+            "ignore_players": idle_players, "ignore_pairs": idle_pairs}
+
+
+def fit_on_world(world: World, exclude: tuple[str, ...] = (),
+                 only_any: bool = False) -> FraudModel:
+    """Fit the model on a training world's *acted* cases: a labelled subject that never
+    acted in that world (see "acted positives" in the module docstring: a colluding pair
+    that never sat together where its mechanism is planted, a timeout abuser who never
+    let a clock run out) is dropped from every model's training rows, neither positive
+    nor negative, unless he acted for another mechanism: then he stays as that
+    mechanism's case (and a negative for the one he never acted on). Why: a risk team
+    learns from confirmed cases, and a label without a single act teaches a pair model
+    only "these two sit together", which honest friends do just as often. Only the
+    training world's own labels and seating are used (:func:`training_cases`)."""
+    cases = training_cases(world.truth, seating(world.con))
+    model = FraudModel().fit(world.players, world.pairs, cases["player_pos"], cases["pair_pos"],
+                             exclude=exclude, only_any=only_any,
+                             ignore_players=cases["ignore_players"],
+                             ignore_pairs=cases["ignore_pairs"])
+    model.trained_on["ignored_never_acted"] = {"players": len(cases["ignore_players"]),
+                                               "pairs": len(cases["ignore_pairs"])}
     return model
 
 
@@ -721,4 +732,5 @@ __all__ = [
     "render_markdown",
     "ring_metrics",
     "seating",
+    "training_cases",
 ]

@@ -21,8 +21,8 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from rummyguard.fraud.builtin import BUNDLE, training_cases
-from rummyguard.fraud.evaluate import World, seating
+from rummyguard.fraud.builtin import BUNDLE
+from rummyguard.fraud.evaluate import World, seating, training_cases
 from rummyguard.fraud.facts import TABLES
 from rummyguard.fraud.features import FEATURES_VERSION
 from rummyguard.fraud.labels import read_labels
