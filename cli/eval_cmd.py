@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from .common import check_output_file, console, fail, one_line, print_json, write_output
+from .common import check_output_file, console, err_console, fail, one_line, print_json, write_output
 
 
 def _world(source: list[Path], labels: Path, workers: int, save: Path | None = None) -> Any:
@@ -68,9 +68,10 @@ def eval_(
     train_labels: Path | None = typer.Option(None, "--train-labels",
                                              help="The training world's labels JSON.",
                                              show_default=False),
-    model_path: Path | None = typer.Option(
-        None, "--model", help="Score the test world with this saved model instead of training "
-        "(no leave-one-mechanism-out without --train).", show_default=False),
+    model_path: str | None = typer.Option(
+        None, "--model", help="Score the test world with this saved model instead of training, "
+        "or with 'builtin' (the model `scan` uses by default) (no leave-one-mechanism-out "
+        "without --train).", show_default=False),
     save_model: Path | None = typer.Option(None, "--save-model", help="Write the trained model here.",
                                            show_default=False),
     report: Path | None = typer.Option(None, "--report", help="Write the report tables (Markdown) here.",
@@ -91,6 +92,7 @@ def eval_(
     planted. The per-mechanism metrics come twice: over all labelled subjects, and over
     the labelled subjects that acted in the test world (at least one planted event of
     the mechanism; the others left out, and counted)."""
+    from ..fraud.builtin import BUILTIN, builtin_model
     from ..fraud.evaluate import evaluate, fit_on_world, render_markdown
     from ..fraud.models import ModelError, load_model
 
@@ -104,7 +106,8 @@ def eval_(
     model = None
     if model_path is not None:
         try:
-            model = load_model(model_path)
+            model = (builtin_model(note=lambda text: err_console.print(text))
+                     if model_path == BUILTIN else load_model(model_path))
         except ModelError as exc:
             fail(str(exc))
     tr = (_world(train, train_labels, workers, save_facts / "train" if save_facts else None)

@@ -187,3 +187,20 @@ def _small_bundle(tmp_path: Path) -> Path:
         out / "pairs.parquet")
     (out / "training.json").write_bytes(orjson.dumps(meta))
     return out
+
+
+def test_eval_scores_a_world_with_the_builtin_model(tmp_path: Path) -> None:
+    """`rummyguard eval --model builtin`: how the shipped model does on your own world."""
+    from rummyguard.sim.world import WorldConfig, build_world, dumps_labels, run_world
+
+    log, labels = tmp_path / "w.jsonl", tmp_path / "w.labels.json"
+    with log.open("wb") as out:
+        doc = run_world(build_world(WorldConfig(games=80, seed=9, variants=("classic",),
+                                                fraud_rate=0.1)), out.write)
+    labels.write_bytes(dumps_labels(doc))
+    res = CliRunner().invoke(app, ["eval", "--model", "builtin", "--test", str(log), "--test-labels",
+                                   str(labels), "--json", "--boots", "5", "--workers", "0"])
+    assert res.exit_code == 0, res.output
+    report = orjson.loads(res.stdout)
+    assert report["train_world"]["positives"]["world"]["simulated"]["seed"] == 1101
+    assert "leave_one_out" not in report  # no training world given: no refits
