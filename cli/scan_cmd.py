@@ -62,14 +62,14 @@ def scan(
     if not db_path(db).is_file():
         fail(f"no store at {db_path(db)} (run `rummyguard ingest` first)")
     try:
-        fitted, model_label = resolve_model(model, note=lambda text: err_console.print(text))
-    except ModelError as exc:
-        fail(str(exc))
-    try:
         store = EventStore.open(db_path(db))
     except StoreError as exc:
         fail(str(exc))
     try:
+        try:  # after the store opened: an unusable store fails before a minute of fitting
+            fitted, model_label = resolve_model(model, note=lambda text: err_console.print(text))
+        except ModelError as exc:
+            fail(str(exc))
         if engine == "ray":
             from ..fraud.ray_engine import ExportMismatch, RayUnavailable, scan_store_ray
 
