@@ -152,8 +152,8 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
         for f in flags[:10]:
             evidence = ", ".join(f"{g}@{s}" for g, s in f.get("evidence", [])[:3])
             planted = sorted(set.intersection(*(truth.get(p, set()) for p in f["players"])))
-            # [model]: a calibrated probability; [anomaly]: an unusual-behaviour percentile
-            table.add_row(str(f["subject"]), f"{f['score']:.2f}", f"{f['mechanism']} [{f['source']}]", evidence,
+            # (model): a calibrated probability; (anomaly): an unusual-behaviour percentile
+            table.add_row(str(f["subject"]), f"{f['score']:.2f}", f"{f['mechanism']} ({f['source']})", evidence,
                           ", ".join(m for m, _ in planted) or "-")
         console.print(table)
     console.print(_truth_line(flags, truth, model_label), highlight=False)
