@@ -18,6 +18,7 @@ import typer
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .common import DbOption, console, db_path, err_console, fail, one_line
 
@@ -146,16 +147,7 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
                       "rummyguard sql \"SELECT reason, count(*) FROM quarantine GROUP BY 1\"")
     truth = _planted_groups(labels)
     if flags:
-        table = Table(title="Top fraud flags (open the evidence with rummyguard replay GAME --at SEQ)")
-        for col in ("subject", "score", "likely mechanism", "evidence (game@seq)", "planted (truth)"):
-            table.add_column(col, overflow="fold")
-        for f in flags[:10]:
-            evidence = ", ".join(f"{g}@{s}" for g, s in f.get("evidence", [])[:3])
-            planted = sorted(set.intersection(*(truth.get(p, set()) for p in f["players"])))
-            # (model): a calibrated probability; (anomaly): an unusual-behaviour percentile
-            table.add_row(str(f["subject"]), f"{f['score']:.2f}", f"{f['mechanism']} ({f['source']})", evidence,
-                          ", ".join(m for m, _ in planted) or "-")
-        console.print(table)
+        console.print(_flags_table(flags, truth))
     console.print(_truth_line(flags, truth, model_label), highlight=False)
     dispute = _most_interesting(run)
     if dispute is not None:
@@ -171,6 +163,22 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
             target.write_text(render_html(events), encoding="utf-8")
             console.print(f"HTML replay of the most interesting dispute ({dispute.game_id}): {target}")
     console.print(f"done in {seconds:.1f} s. Try: rummyguard sql \"SELECT rule, count(*) FROM findings GROUP BY 1\"")
+
+
+def _flags_table(flags: list[dict[str, Any]], truth: dict[str, set[tuple[str, str]]]) -> Table:
+    """The top flags beside the planted truth. Cells are plain text (no rich markup), so a
+    value in brackets is shown, not read as a style."""
+    table = Table(title="Top fraud flags (open the evidence with rummyguard replay GAME --at SEQ)")
+    for col in ("subject", "score", "likely mechanism", "evidence (game@seq)", "planted (truth)"):
+        table.add_column(col, overflow="fold")
+    for f in flags[:10]:
+        evidence = ", ".join(f"{g}@{s}" for g, s in f.get("evidence", [])[:3])
+        planted = sorted(set.intersection(*(truth.get(p, set()) for p in f["players"])))
+        # (model): a calibrated probability; (anomaly): an unusual-behaviour percentile
+        cells = (str(f["subject"]), f"{f['score']:.2f}", f"{f['mechanism']} ({f['source']})",
+                 evidence, ", ".join(m for m, _ in planted) or "-")
+        table.add_row(*(Text(c) for c in cells))
+    return table
 
 
 def _truth_line(flags: list[dict[str, Any]], truth: dict[str, set[tuple[str, str]]],

@@ -35,3 +35,20 @@ def test_truth_line_counts_found_and_other_accounts() -> None:
     assert "flagged: 2 of them, 1 other account(s)" in line and "built-in model" in line
     assert "none" in _truth_line([], {})
     assert "unsupervised detector's flags alone" in _truth_line(flags, truth, "unsupervised only")
+
+
+def test_flags_table_shows_source_and_truth_as_plain_text() -> None:
+    from rich.console import Console
+
+    from rummyguard.cli.demo_cmd import _flags_table
+
+    flags = [{"subject": "a|b", "players": ["a", "b"], "score": 0.97, "mechanism": "card_feeding",
+              "source": "model", "evidence": [("g1", 5)]},
+             {"subject": "[c]", "players": ["[c]"], "score": 0.99, "mechanism": "unusual",
+              "source": "anomaly", "evidence": []}]
+    truth = {"a": {("card_feeding", "g")}, "b": {("card_feeding", "g")}}
+    console = Console(width=200, record=True)
+    console.print(_flags_table(flags, truth))
+    text = console.export_text()
+    assert "card_feeding (model)" in text and "unusual (anomaly)" in text
+    assert "[c]" in text and "g1@5" in text  # brackets are text, not markup
