@@ -132,8 +132,10 @@ def _print_flags(flags: object) -> None:
         sig = [s for s in every if s["suspicious_when"] in ("high", "low")][:3]
         sig += [s for s in every if s["suspicious_when"] not in ("high", "low")]
         text = escape(", ".join(_signal_text(s) for s in sig))
-        table.add_row(str(r["flag_id"]), f"{r['subject_kind']} {r['subject']}", f"{r['score']:.3f}",
-                      f"{r['mechanism']} [{r['source']}]", text, r["replay"])
+        # escaped: "[model]" would otherwise be read as rich markup and vanish
+        table.add_row(str(r["flag_id"]), escape(f"{r['subject_kind']} {r['subject']}"),
+                      f"{r['score']:.3f}", escape(f"{r['mechanism']} [{r['source']}]"), text,
+                      escape(r["replay"]))
     console.print(table)
 
 

@@ -247,6 +247,9 @@ def test_flags_cli_filters_and_bad_values(scanned: Path) -> None:
         assert res.exit_code == 2 and msg in res.output, (args, res.output)
     res = runner.invoke(app, ["scan", *db, "--top", "-1"])
     assert res.exit_code == 2
+    # the table shows each flag's source in brackets (escaped, not read as rich markup)
+    res = runner.invoke(app, ["flags", *db, "--top", "3"])
+    assert res.exit_code == 0 and f"[{first['source']}]" in res.output, res.output
 
 
 def test_every_evidence_move_is_the_named_players_move(scanned: Path) -> None:
