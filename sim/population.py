@@ -175,8 +175,9 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
     # -- hard negatives ----------------------------------------------------------------------
     honest = [p for p in players if p.player_id not in taken]
     n_friends = max(1, round(len(honest) * 0.03))
+    in_hard = {h[0] for h in hard}  # a set: scanning `hard` per candidate was cubic in players
     for f in range(n_friends):
-        free = [p for p in honest if not any(h[0] == p.player_id for h in hard)]
+        free = [p for p in honest if p.player_id not in in_hard]
         if len(free) < 2:
             break
         members = rng.sample(free, rng.choice((2, 2, 3)))
@@ -187,6 +188,7 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
                             together=_together(seed, gid, len(members))))
         for p in members:
             hard.append((p.player_id, "friends", gid))
+            in_hard.add(p.player_id)
     for p in honest:
         if p.skill >= 0.85:
             hard.append((p.player_id, "strong", ""))
