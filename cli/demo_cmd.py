@@ -54,7 +54,7 @@ def demo(
     except OSError as exc:
         fail(f"cannot create --out {out}: {one_line(exc)}")
     try:  # first, so that a bad --model fails before any work
-        fitted, model_label = resolve_model(model, note=lambda text: err_console.print(text))
+        chosen = resolve_model(model, note=lambda text: err_console.print(text))
     except ModelError as exc:
         fail(str(exc))
     if fresh and path.exists():
@@ -63,8 +63,8 @@ def demo(
     logs, labels = _simulate(out, games, seed)
     ingest_summary = _ingest(path, logs)
     run = _verify(path)
-    flags = _scan(path, fitted)
-    _report(path, run, flags, ingest_summary, out, labels, model_label,
+    flags = _scan(path, chosen.model)
+    _report(path, run, flags, ingest_summary, out, labels, chosen.label,
             time.perf_counter() - started)
 
 

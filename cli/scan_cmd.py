@@ -67,7 +67,7 @@ def scan(
         fail(str(exc))
     try:
         try:  # after the store opened: an unusable store fails before a minute of fitting
-            fitted, model_label = resolve_model(model, note=lambda text: err_console.print(text))
+            chosen = resolve_model(model, note=lambda text: err_console.print(text))
         except ModelError as exc:
             fail(str(exc))
         if engine == "ray":
@@ -75,7 +75,7 @@ def scan(
 
             try:
                 result = scan_store_ray(store, parquet_in=from_parquet, address=address,
-                                        num_cpus=workers or None, model=fitted, threshold=threshold,
+                                        num_cpus=workers or None, model=chosen.model, threshold=threshold,
                                         parquet_out=parquet)
             except (RayUnavailable, ExportMismatch, FileNotFoundError) as exc:
                 fail(str(exc))
@@ -84,24 +84,25 @@ def scan(
                           console=err_console, transient=True) as bar:
                 task = bar.add_task("scan", total=None)
                 result = scan_store(
-                    store, model=fitted, workers=workers, parquet_dir=parquet, threshold=threshold,
+                    store, model=chosen.model, workers=workers, parquet_dir=parquet, threshold=threshold,
                     progress=lambda n: bar.advance(task, n),
                     on_total=lambda n: bar.update(task, total=n))
         else:
-            result = scan_store(store, model=fitted, workers=workers, parquet_dir=parquet,
+            result = scan_store(store, model=chosen.model, workers=workers, parquet_dir=parquet,
                                 threshold=threshold)
     finally:
         store.close()
     if as_json:
         out = result.summary()
-        out["model"] = model_label
+        out["model"] = chosen.value  # "builtin", "none" or the model file
+        out["model_label"] = chosen.label
         out["top_flags"] = _flag_rows(result.flags.head(top))
         print_json(out)
         return
     s = result.summary()
     console.print(f"scanned {s['games']} games, {s['players']} players, {s['pairs']} pairs in "
                   f"{s['seconds']['total']:.1f} s; {s['flags']} flags "
-                  f"({model_label})", highlight=False)
+                  f"({chosen.label})", highlight=False)
     if result.flags.height:
         _print_flags(result.flags.head(top))
 

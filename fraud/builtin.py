@@ -18,8 +18,8 @@ first use (about a minute, once), then cached:
 - an unwritable cache is not an error: the model is fitted in memory and a note says so.
 
 The bundle is built by ``benchmarks/detection/build_builtin.py`` from a simulated world
-(seed 1101 unless rebuilt: the training world of DETECTION.md rounds 6-7, whose held-out
-figures are the ones to quote for this model). Its feature tables are computed by
+(seed 1101 unless rebuilt: the training world of DETECTION.md rounds 6-8; round 8's
+held-out figures are this model's). Its feature tables are computed by
 fraud/features.py; :data:`~rummyguard.fraud.features.FEATURES_VERSION` is recorded in the
 bundle, and a bundle of another version is refused (bump the version when a feature's
 definition changes, then rebuild the bundle; ``tests/test_builtin_model.py`` holds the two
@@ -28,13 +28,14 @@ together).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import polars as pl
@@ -102,7 +103,7 @@ def fit_builtin(bundle: Path = BUNDLE) -> FraudModel:
         players, pairs, player_pos, pair_pos,
         ignore_players=set(meta["ignore_players"]),
         ignore_pairs={(a, b) for a, b in meta["ignore_pairs"]})
-    model.trained_on["world"] = meta["world"]
+    model.trained_on["world"] = {"seed": meta["world"]["simulated"].get("seed"), **meta["world"]}
     model.trained_on["builtin"] = {"key": bundle_key(bundle), "features_version": FEATURES_VERSION}
     return model
 
@@ -112,19 +113,19 @@ def builtin_model(*, note: Callable[[str], None] | None = None,
     """The built-in model: from the cache when it is there and current, else fitted now
     (``note`` is told, once, that this takes a minute) and cached for next time."""
     key = bundle_key(bundle)
-    path = cache_dir() / f"builtin-model-{key}.joblib"
-    cached = _load_cached(path)
-    if cached is not None:
-        return cached
     try:
+        path = cache_dir() / f"builtin-model-{key}.joblib"
+        cached = _load_cached(path)
+        if cached is not None:
+            return cached
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = open(path.with_suffix(".lock"), "a+b")  # noqa: SIM115 (held across the fit)
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:  # RuntimeError: no home directory to put it in
         if note is not None:
             note(f"cannot cache the built-in model ({exc}); fitting it in memory (about a minute)")
         return fit_builtin(bundle)
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process fitting it: wait, then read its file
+        _lock(lock, note)  # another process fitting it: wait, then read its file
         cached = _load_cached(path)
         if cached is not None:
             return cached
@@ -152,18 +153,40 @@ def _save_atomic(model: FraudModel, path: Path, note: Callable[[str], None] | No
             Path(tmp).unlink(missing_ok=True)
 
 
-def _load_cached(path: Path) -> FraudModel | None:
-    if not path.is_file():
-        return None
+def _lock(lock: Any, note: Callable[[str], None] | None) -> None:
+    """Hold the cache's lock file; say so when another process holds it (it is fitting
+    the model: this one waits, then reads its file). A file system without locks: go on
+    unlocked (at worst both processes fit, and the atomic write keeps the file whole)."""
     try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        if note is not None:
+            note("waiting for another process that is fitting the built-in model")
+        with contextlib.suppress(OSError):
+            fcntl.flock(lock, fcntl.LOCK_EX)
+    except OSError:
+        pass
+
+
+def _load_cached(path: Path) -> FraudModel | None:
+    try:
+        if not path.is_file():
+            return None
         return load_model(path)
-    except ModelError:
-        return None  # damaged or foreign: fit again and replace it
+    except (ModelError, OSError):
+        return None  # missing, unreadable, damaged or foreign: fit again and replace it
 
 
-def resolve_model(value: str | None, *, note: Callable[[str], None] | None = None
-                  ) -> tuple[FraudModel | None, str]:
-    """A ``--model`` value -> (model or None for the unsupervised detector alone, label).
+class ChosenModel(NamedTuple):
+    """What a ``--model`` value resolved to."""
+
+    model: FraudModel | None  # None: the unsupervised detector alone
+    value: str  # "builtin", "none" or the file's path (machine-readable)
+    label: str  # for people: "built-in model", "unsupervised only", "model PATH"
+
+
+def resolve_model(value: str | None, *, note: Callable[[str], None] | None = None) -> ChosenModel:
+    """A ``--model`` value -> the model to score with.
 
     ``builtin`` (the default; ``$RUMMYGUARD_MODEL`` changes the default), ``none``, or a
     path to a model saved by ``rummyguard eval --save-model``. Raises :class:`ModelError`
@@ -171,8 +194,7 @@ def resolve_model(value: str | None, *, note: Callable[[str], None] | None = Non
     if value is None:
         value = os.environ.get("RUMMYGUARD_MODEL") or BUILTIN
     if value == NONE:
-        return None, "unsupervised only"
+        return ChosenModel(None, NONE, "unsupervised only")
     if value == BUILTIN:
-        return builtin_model(note=note), "built-in model"
-    return load_model(value), f"model {value}"
-
+        return ChosenModel(builtin_model(note=note), BUILTIN, "built-in model")
+    return ChosenModel(load_model(value), value, f"model {value}")

@@ -22,9 +22,10 @@ Decisions (audit 4, "explanations must be true"):
 - With a trained model, flags come from the mechanism probabilities, plus one kind of
   anomaly flag: a player whose evidence tail (models.EvidenceTail) is beyond the training
   world's honest players' 99.9th percentile (``beyond_tail``, models.unseen_cut) while no
-  mechanism's probability reaches the threshold — behaviour no training case taught,
-  about one honest player in 1,000. They are listed after the model's flags (their score
-  is an anomaly percentile, not a probability).
+  mechanism's probability reaches the threshold: behaviour the model does not score
+  high (often a known mechanism below its threshold, sometimes nothing labelled; on
+  simulated worlds 0.15-0.3 % of the honest players). They are listed after the model's
+  flags (their score is an anomaly percentile, not a probability).
 - Every player and pair flag ends its signals with the evidence count (``n_games`` /
   ``co_games``) against the population, so thin evidence is visible.
 - A ring's mechanism is the pair mechanism its internal links carry most (summed link

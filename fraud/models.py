@@ -233,6 +233,12 @@ EVIDENCE_SIGNALS: tuple[str, ...] = (
     "auto_disc_z", "auto_hand_z", "stock_z", "hc_tie_z", "hc_all_z", "hc_z",
     "mi_tie_z", "mi_reach_z", "mi_hb_z", "hc_lr", "think_sd_all",
 )
+#: evidence signals whose low side is evidence of *honesty*, so only their high side may
+#: make a player unusual: ``hc_lr`` (a log likelihood ratio, cheater against honest)
+#: keeps falling as an honest player's decisions pile up (a perfectly average player with
+#: 30,000 stock and discard decisions sits 7 robust units below the median, beyond the
+#: flag cut), so a platform's heaviest regulars would read as anomalies
+ONE_SIDED_SIGNALS = frozenset({"hc_lr"})
 #: 1 / Phi^-1(0.75): a median absolute deviation of a normal population, in its sd
 _MAD_SD = 1.4826
 
@@ -250,12 +256,15 @@ class EvidenceTail:
     did: at 0.5 % the bots of the training world were the quantile). A side without
     deviations takes the other side's scale; a signal with neither scores 0. ``score``:
     max over signals of |z| (a missing signal: 0, no evidence either way): both
-    directions, since for behaviour nobody has seen the suspicious side is not known.
+    directions, since for behaviour nobody has seen the suspicious side is not known,
+    except for the ``upper_only`` signals (positions in ``columns``;
+    :data:`ONE_SIDED_SIGNALS`), whose low side is evidence of honesty and counts 0.
     ``score_samples`` is its negative, the convention of scikit-learn's outlier
     detectors (lower = more abnormal), so :func:`anomaly_percentile` reads both."""
 
-    def __init__(self, columns: list[int]) -> None:
+    def __init__(self, columns: list[int], upper_only: list[int] | None = None) -> None:
         self.columns = list(columns)
+        self.upper_only = list(upper_only or [])
         self.center_ = np.zeros(0)
         self.lower_ = np.zeros(0)
         self.upper_ = np.zeros(0)
@@ -286,7 +295,11 @@ class EvidenceTail:
         d = x[:, self.columns] - self.center_
         with np.errstate(invalid="ignore"):
             out = np.where(d > 0, d / self.upper_, d / self.lower_)
-        return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
+        out = np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
+        one_sided = getattr(self, "upper_only", [])  # a detector pickled before it: none
+        if one_sided:
+            out[:, one_sided] = np.maximum(out[:, one_sided], 0.0)
+        return out
 
     def score(self, x: np.ndarray) -> np.ndarray:
         if not self.columns:
@@ -301,7 +314,9 @@ def anomaly_detector(level: str = "pair") -> Any:
     """The unsupervised detector of a level (module docstring): the evidence tail for
     players, an isolation forest for pairs."""
     if level == "player":
-        return EvidenceTail([PLAYER_FEATURES.index(c) for c in EVIDENCE_SIGNALS])
+        return EvidenceTail([PLAYER_FEATURES.index(c) for c in EVIDENCE_SIGNALS],
+                            upper_only=[j for j, c in enumerate(EVIDENCE_SIGNALS)
+                                        if c in ONE_SIDED_SIGNALS])
     return make_pipeline(
         SimpleImputer(strategy="median", keep_empty_features=True), RobustScaler(),
         IsolationForest(n_estimators=200, random_state=0, contamination="auto"),
@@ -321,7 +336,9 @@ def anomaly_percentile(detector: Any, x: np.ndarray) -> np.ndarray:
 
 #: the share of the training world's honest players that a player must be more extreme
 #: than, on the evidence tail, to be flagged as unusual by a scan with a model when no
-#: mechanism's probability flags him (fraud/flags.py): about one honest player in 1,000
+#: mechanism's probability flags him (fraud/flags.py). Fitted on ~2,200 honest players the
+#: 99.9th percentile is a noisy estimate: on other simulated worlds 0.15-0.3 % of the
+#: honest players were beyond it (docs/fraud.md); on real data the share is unknown
 UNSEEN_QUANTILE = 0.999
 #: honest training players needed to place that cut (fewer: no such flags)
 UNSEEN_MIN_HONEST = 500
@@ -539,6 +556,7 @@ __all__ = [
     "EVIDENCE_SIGNALS",
     "MECHANISMS",
     "MODEL_VERSION",
+    "ONE_SIDED_SIGNALS",
     "PAIR_MECHANISMS",
     "PLAYER_MECHANISMS",
     "POOLED",

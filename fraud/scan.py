@@ -53,10 +53,11 @@ def score_facts(con: duckdb.DuckDBPyConnection, model: FraudModel | None, *,
     model, "anything suspicious" is ranked by ``anomaly``, which for players is the
     evidence tail (the largest robust z of the evidence signals; session 5: it ranks
     bots and hidden-card cheaters far above the isolation forest it replaced), and
-    ``unseen`` equals it. With a model, flags come from the mechanism probabilities;
-    ``unseen`` (the larger of the ``any`` and anomaly percentiles) is returned for the
-    analyst's own ranking and is what the evaluation's leave-one-mechanism-out scores,
-    but it is not a flag source (fraud/flags.py decides flags)."""
+    ``unseen`` equals it. With a model, flags come from the mechanism probabilities and,
+    after them, from the players ``beyond_tail`` (the training world's honest evidence
+    tail, models.unseen_cut) that no mechanism flags; ``unseen`` (the larger of the
+    ``any`` and anomaly percentiles) is returned for the analyst's own ranking and is what
+    the evaluation's leave-one-mechanism-out scores (fraud/flags.py decides flags)."""
     players = player_features(con)
     pairs = pair_features(con)
     if model is not None:

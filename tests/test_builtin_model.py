@@ -117,26 +117,43 @@ def test_an_unwritable_cache_still_gives_a_model(tmp_path: Path, monkeypatch: py
     assert len(notes) == 1 and "cannot cache" in notes[0]
 
 
+def test_no_home_directory_still_gives_a_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container user with no HOME and no passwd entry: Path.home() raises RuntimeError."""
+    bundle = _small_bundle(tmp_path)
+    for var in ("RUMMYGUARD_CACHE", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(var, raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    notes: list[str] = []
+    assert isinstance(builtin_model(note=notes.append, bundle=bundle), FraudModel)
+    assert len(notes) == 1 and "cannot cache" in notes[0] and "home directory" in notes[0]
+
+
 def test_two_processes_fit_it_once(tmp_path: Path) -> None:
     bundle = _small_bundle(tmp_path)
     code = ("import sys; from pathlib import Path; from rummyguard.fraud.builtin import builtin_model; "
-            "builtin_model(note=lambda t: print('FIT', flush=True), bundle=Path(sys.argv[1]))")
+            "builtin_model(note=lambda t: print('WAIT' if t.startswith('waiting') else 'FIT', flush=True), "
+            "bundle=Path(sys.argv[1]))")
     env = {"RUMMYGUARD_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
     procs = [subprocess.Popen([sys.executable, "-c", code, str(bundle)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
-    assert sum(out.count("FIT") for out, _err in outs) == 1
+    notes = [line for out, _err in outs for line in out.splitlines()]
+    assert notes.count("FIT") == 1
 
 
 # -- choosing the model -------------------------------------------------------------------------
 def test_resolve_model_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert resolve_model("none") == (None, "unsupervised only")
+    assert resolve_model("none") == (None, "none", "unsupervised only")
     with pytest.raises(ModelError, match="no model file"):
         resolve_model(str(tmp_path / "missing.joblib"))
     monkeypatch.setenv("RUMMYGUARD_MODEL", "none")
-    assert resolve_model(None) == (None, "unsupervised only")
+    assert resolve_model(None) == (None, "none", "unsupervised only")
 
 
 def test_scan_uses_the_builtin_model_by_default(tmp_path: Path) -> None:
@@ -153,11 +170,12 @@ def test_scan_uses_the_builtin_model_by_default(tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(app, ["scan", "--db", str(db), "--json", "--no-progress", "--workers", "0"])
     assert res.exit_code == 0, res.output
-    assert orjson.loads(res.stdout)["model"] == "built-in model"
+    out = orjson.loads(res.stdout)
+    assert (out["model"], out["model_label"]) == ("builtin", "built-in model")
     res = runner.invoke(app, ["scan", "--db", str(db), "--json", "--no-progress", "--workers", "0",
                               "--model", "none"])
     assert res.exit_code == 0, res.output
-    assert orjson.loads(res.stdout)["model"] == "unsupervised only"
+    assert orjson.loads(res.stdout)["model"] == "none"
     res = runner.invoke(app, ["scan", "--db", str(db), "--model", str(tmp_path / "nope.joblib")])
     assert res.exit_code == 2 and "no model file" in res.output
 
@@ -202,5 +220,21 @@ def test_eval_scores_a_world_with_the_builtin_model(tmp_path: Path) -> None:
                                    str(labels), "--json", "--boots", "5", "--workers", "0"])
     assert res.exit_code == 0, res.output
     report = orjson.loads(res.stdout)
-    assert report["train_world"]["positives"]["world"]["simulated"]["seed"] == 1101
+    assert report["train_world"]["seed"] == 1101  # the report's "Training world seed 1101"
     assert "leave_one_out" not in report  # no training world given: no refits
+
+
+#: the feature SQL each FEATURES_VERSION stands for (sha256 of fraud/features.py's player
+#: and pair SQL). A change of the SQL fails here until the version is bumped, the bundle
+#: rebuilt (benchmarks/detection/build_builtin.py) and the new hash added.
+FEATURE_SQL_SHA256 = {7: "158a533b4264b0d8ef17f414fb09bc7bb4cf5c05abd22598b20de4f063977d71"}
+
+
+def test_a_feature_sql_change_needs_a_new_version_and_bundle() -> None:
+    import hashlib
+
+    import rummyguard.fraud.features as features
+
+    got = hashlib.sha256((features._PLAYER_SQL + features._PAIR_SQL).encode()).hexdigest()
+    assert FEATURE_SQL_SHA256.get(FEATURES_VERSION) == got, (
+        "the feature SQL changed: bump FEATURES_VERSION, rebuild fraud/builtin/ and pin the hash")

@@ -1,4 +1,4 @@
-"""A scan with a trained model also flags behaviour no training case taught: a player
+"""A scan with a trained model also flags players the model does not score high: a player
 whose evidence tail is beyond the training world's honest players' 99.9th percentile
 (``models.unseen_cut``) and whom no mechanism's probability flags. Hand-made facts (the
 worlds of tests/test_fraud_unseen.py): no bot is labelled in training; a metronome in the
@@ -28,7 +28,7 @@ def test_the_cut_is_the_honest_training_players_quantile(fitted: FraudModel) -> 
                    labelled=("hidden_card",))
     ps, _ = fitted.predict(train.players, train.pairs)
     honest = ps.filter(ps.get_column("player").str.starts_with("h"))
-    # about one honest player in 1,000 is beyond it, in the world it was fitted on
+    # in the world it was fitted on, at most one of its 600 honest players is beyond it
     assert honest.get_column("beyond_tail").sum() <= 1
     scores = fitted.anomaly["player"].score(
         np.array(train.players.filter(train.players.get_column("player").str.starts_with("h"))
@@ -62,3 +62,22 @@ def test_a_model_without_the_cut_flags_no_anomaly(fitted: FraudModel) -> None:
     assert not ps.get_column("beyond_tail").any()
     flags = build_flags(scored.con, scored.players, scored.pairs, ps, qs, [], supervised=True)
     assert "anomaly" not in flags.get_column("source").to_list()
+
+
+def test_a_heavy_honest_player_is_not_unusual_by_his_low_likelihood_ratio() -> None:
+    """``hc_lr`` falls as an honest player's decisions pile up: its low side is evidence
+    of honesty, so the evidence tail counts only its high side (ONE_SIDED_SIGNALS)."""
+    from rummyguard.fraud.features import PLAYER_FEATURES
+    from rummyguard.fraud.models import EVIDENCE_SIGNALS, anomaly_detector
+
+    rng = np.random.default_rng(0)
+    x = np.full((400, len(PLAYER_FEATURES)), np.nan)
+    lr = PLAYER_FEATURES.index("hc_lr")
+    x[:, lr] = rng.normal(-2.5, 0.75, 400)
+    det = anomaly_detector("player").fit(x)
+    assert "hc_lr" in EVIDENCE_SIGNALS
+    regular, cheater = x[:2].copy(), x[:2].copy()
+    regular[:, lr] = -20.0  # thousands of games of perfectly average play
+    cheater[:, lr] = 15.0
+    assert det.score(regular).max() == 0.0
+    assert det.score(cheater).min() > 10
