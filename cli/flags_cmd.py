@@ -2,8 +2,10 @@
 
 Filters combine (AND): ``--mechanism`` (one of the mechanisms, or ``unusual``: an anomaly
 no mechanism's signature explains; a name that is neither is an error, not an empty
-list), ``--kind`` (player / pair / ring) and ``--player`` (flags whose subject includes
-that account). ``--top`` counts after filtering; ``total`` in ``--json`` is the number
+list), ``--kind`` (player / pair / ring), ``--source`` (model: a mechanism's probability;
+anomaly: unusual behaviour, after a scan with a model the players beyond the training
+world's honest evidence tail; graph: a ring) and ``--player`` (flags whose subject
+includes that account). ``--top`` counts after filtering; ``total`` in ``--json`` is the number
 of flags matching the filters.
 """
 
@@ -16,6 +18,7 @@ import typer
 from .common import DbOption, db_path, fail, print_json
 
 KINDS = ("player", "pair", "ring")
+SOURCES = ("model", "anomaly", "graph")
 
 
 def flags(
@@ -25,6 +28,9 @@ def flags(
                                          show_default=False),
     kind: str | None = typer.Option(None, "--kind", help="Only flags of this subject kind: "
                                     "player, pair or ring.", show_default=False),
+    source: str | None = typer.Option(None, "--source", help="Only flags from this source: model "
+                                      "(a mechanism's probability), anomaly (unusual behaviour) or "
+                                      "graph (rings).", show_default=False),
     player: str | None = typer.Option(None, "--player", help="Only flags whose subject includes "
                                       "this player.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
@@ -39,6 +45,8 @@ def flags(
 
     if kind is not None and kind not in KINDS:
         fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if source is not None and source not in SOURCES:
+        fail(f"--source must be one of {', '.join(SOURCES)}, not {source!r}")
     try:
         con = connect_readonly(db_path(db))
     except QueryError as exc:
@@ -60,6 +68,9 @@ def flags(
         if kind is not None:
             conds.append("subject_kind = ?")
             params.append(kind)
+        if source is not None:
+            conds.append("source = ?")
+            params.append(source)
         if player is not None:
             conds.append("list_contains(players, ?)")
             params.append(player)

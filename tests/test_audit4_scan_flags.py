@@ -241,8 +241,15 @@ def test_flags_cli_filters_and_bad_values(scanned: Path) -> None:
     want = [f for f in every["flags"] if player in f["players"]
             and f["subject_kind"] == first["subject_kind"] and f["mechanism"] == first["mechanism"]]
     assert got == {"total": len(want), "flags": want}
+    sources = {f["source"] for f in every["flags"]}
+    assert len(sources) >= 2, sources  # else the filter below could not fail
+    for src in sources:  # --source keeps exactly that source
+        res = runner.invoke(app, ["flags", *db, "--json", "--top", "100", "--source", src])
+        assert res.exit_code == 0, res.output
+        got = orjson.loads(res.stdout)
+        assert got["flags"] == [f for f in every["flags"] if f["source"] == src]
     for args, msg in ((["--top", "-1"], "--top"), (["--mechanism", "nope"], "unknown mechanism"),
-                      (["--kind", "team"], "--kind")):
+                      (["--kind", "team"], "--kind"), (["--source", "rumour"], "--source")):
         res = runner.invoke(app, ["flags", *db, *args])
         assert res.exit_code == 2 and msg in res.output, (args, res.output)
     res = runner.invoke(app, ["scan", *db, "--top", "-1"])
