@@ -54,7 +54,9 @@ Decisions where RULES.md is silent (a careful reading, stated once here):
   the game; as chip transfers it is poured from the pay-card pools in ``pay_cards``
   order into the players' shares, the players taken in seat order from left of the last
   dealer (a canonical decomposition, so claims compare as a multiset). The game's
-  winners are the players still in the game with the highest net. A RoundStarted while
+  winners are the players with the highest net, every seated player counted: a player
+  who left keeps his final net and wins if it is the highest (the letter of MI-END; the
+  division above, "among all players", goes to those still in). A RoundStarted while
   a deal is running is an MI-END violation: the unfinished deal has no winner and its
   kitty rolls into the next. A deal beyond ``deals`` (or after the game ended) is an
   MI-END violation and is ignored together with its moves. A wrong ``dealer`` in
@@ -569,8 +571,10 @@ class Michigan(Variant):
                     take = min(need, self.pools[pools[i]])
                     self._pay(pools[i], self.index[name], take, "pay cards split")
                     need -= take
-        best = max(self.net[s] for s in alive)
-        self.final_winners = [self.names[s] for s in alive if self.net[s] == best]
+        # MI-END: "the players with the highest net" -- every seated player's net, a
+        # leaver's included (his net is final; RULES.md does not exclude him)
+        best = max(self.net)
+        self.final_winners = [self.names[s] for s in range(self.n) if self.net[s] == best]
 
     def regroupable(self, transfer: Transfer) -> bool:
         """MI-END fixes each player's share of the pay-card chips and that every pay card
