@@ -252,6 +252,7 @@ class Rummy500(CardTable):
         self.rounds_done = 0
         self.dealt: list[int] = []
         self.out: dict[int, str] = {}  # seat -> left / bust / eliminated / removed
+        self.left: set[int] = set()  # every seat whose player left, at any moment
         self.over = False
         self.game_winners: list[int] = []
         self.playoff = False  # R5-GAME target: tied leaders play until the tie breaks
@@ -648,6 +649,7 @@ class Rummy500(CardTable):
         if seat is None:
             self.ctx.violation("C-TURN", f"{event['actor']} is not seated at this game")
             return
+        self.left.add(seat)  # after the end or once out, too: a removal claim may confirm it
         if self.over or not self.active[seat]:
             return
         self._remove(seat, "left")
@@ -659,6 +661,8 @@ class Rummy500(CardTable):
         if seat is None:
             self.ctx.discrepancy(f"PlayerRemoved names {pid}, who is not seated")
             return
+        if reason == "left" and seat in self.left:
+            return  # the claim that confirms his PlayerLeft (a leave may come at any moment)
         if not self.active[seat]:
             why = self.out.get(seat, "")
             if not ((reason == "left" and why == "left") or (reason == "bust" and why in ("bust", "eliminated"))):
