@@ -44,10 +44,12 @@ Decisions where RULES.md is silent:
   A wild laid off on a run without ``end`` reads as C-WILD reads a run: high, unless
   the high end is an ace. A card that does not fit (or lands on an invalid meld) is a
   violation and is placed where the platform put it, worth its natural value (a joker
-  0); the meld keeps its shape for later lay-offs.
+  0); the meld keeps its shape for later lay-offs, except at the end of a run where
+  such a card sits: nothing extends the run there (the card at that end is the misfit).
 - R5-MELD: an invalid meld is a violation (rule by the meld error: C-RUN, C-SET, C-WILD
   or R5-MELD) and still goes on the table as logged: naturals keep their value, its
-  jokers are worth 0, nothing fits it and no joker can be swapped off it.
+  jokers are worth 0 (unless only its ``as`` is wrong: then each joker is worth the card
+  its place stands for), nothing fits it and no joker can be swapped off it.
 - R5-SWAP: a set's joker that ``as`` did not name stands for any missing suit of the
   set's rank. The natural given takes the joker's place, and the points of that place go
   to the player who gave it (R5-SCORE counts the cards a player put on the table and that
@@ -223,6 +225,8 @@ class TableMeld:
     by: list[int]
     points: list[int]
     valid: bool
+    #: ends of a run where a card that did not fit was put (R5-LAYOFF): nothing fits there
+    dead_ends: frozenset[str] = frozenset()
 
 
 class Rummy500(CardTable):
@@ -460,16 +464,25 @@ class Rummy500(CardTable):
             self.ctx.violation("R5-DRAW-STOCK", f"{self.player(seat)} melded before drawing")
         cards = parse_cards(p["cards"])
         self._hold_all(seat, cards)
+        valid = scored = False
         try:
             # R5-MELD: sets of 3-4, runs of 3+, jokers wild (C-RUN, C-SET, C-WILD by error code)
             meld = validate_meld(p["kind"], cards, parse_as(p.get("as")), self.meld_rules)
-            valid = True
+            valid = scored = True
         except MeldError as err:
             self.ctx.violation(MELD_RULE[err.code], err.message)
             meld = Meld(p["kind"], list(cards), [c if c != JOKER else -1 for c in cards])
-            valid = False
+            if err.code == "wild_as":
+                # only the `as` is wrong: the cards make a meld and the place of each wild
+                # still fixes the card it stands for (C-WILD), which R5-VALUES scores; the
+                # meld stays invalid (nothing fits it, no joker is swapped off it)
+                try:
+                    meld = validate_meld(p["kind"], cards, {}, self.meld_rules)
+                    scored = True
+                except MeldError:
+                    pass
         meld.owner = seat
-        if not valid:
+        if not scored:
             points = [RANK_POINTS[rank_of(c)] if c != JOKER else 0 for c in cards]
         elif meld.kind == "set":
             points = [RANK_POINTS[meld.rank]] * len(cards)
@@ -494,10 +507,10 @@ class Rummy500(CardTable):
             return None if v is None else (v, "high")
         if card == JOKER:
             side = end or ("high" if m.hi < 14 else "low")  # C-WILD's reading of an unnamed end wild
-            v = layoff_position(m, card, side, rules)
+            v = layoff_position(m, card, side, rules) if side not in tm.dead_ends else None
             return None if v is None else (v, side)
-        fits = {side: v for side in ("low", "high")
-                if (v := layoff_position(m, card, side, rules)) is not None}
+        fits = {side: v for side in ("low", "high") if side not in tm.dead_ends
+                and (v := layoff_position(m, card, side, rules)) is not None}
         if end is not None:  # the logged end is where the platform put it: it must fit there
             return (fits[end], end) if end in fits else None
         if not fits:
@@ -530,6 +543,9 @@ class Rummy500(CardTable):
             at = 0 if m.kind == "run" and p.get("end") == "low" else len(m.cards)
             self._insert(tm, at, card, card if card != JOKER else -1, seat,
                          RANK_POINTS[rank_of(card)] if card != JOKER else 0)
+            if m.kind == "run":
+                # the card sits at that end, so nothing extends the run there any more
+                tm.dead_ends |= {"low" if at == 0 else "high"}
         elif m.kind == "set":
             self._insert(tm, len(m.cards), card, card if card != JOKER else -1, seat, RANK_POINTS[m.rank])
         else:
@@ -864,8 +880,8 @@ class Rummy500(CardTable):
             else:
                 ladder = _LADDER[m.suit]
                 low, high = m.lo - 1, m.hi + 1
-                low_ok = low >= 1 and not (low == 1 and m.hi == 14)
-                high_ok = high <= 14 and not (high == 14 and m.lo == 1)
+                low_ok = low >= 1 and not (low == 1 and m.hi == 14) and "low" not in tm.dead_ends
+                high_ok = high <= 14 and not (high == 14 and m.lo == 1) and "high" not in tm.dead_ends
                 if low_ok:
                     entries.append((ladder[low], "low"))
                 if high_ok:
