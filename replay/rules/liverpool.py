@@ -311,7 +311,7 @@ class Liverpool(CardTable):
         dealer = p["dealer"]
         if dealer != want:
             self.ctx.violation("C-DEAL", f"dealer seat {dealer}, but seat {want} deals this round")
-            if not (0 <= dealer < self.n and self.active[dealer]):
+            if not 0 <= dealer < self.n:  # a seat that left still deals: the hands follow it
                 dealer = want
         self.dealer = dealer  # follow the platform: the next dealer is left of this one
         self.round_no = expected_round

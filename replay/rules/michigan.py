@@ -348,7 +348,7 @@ class Michigan(Variant):
                 "MI-END",
                 f"deal {number} dealt by seat {dealer}; the dealer is seat {want} ({self.names[want]})",
             )
-            if dealer < self.n and self.active[dealer]:
+            if 0 <= dealer < self.n:  # a seat that left still deals: the hands follow it
                 self.next_dealer = dealer
         self.dealer = self.next_dealer
         self.deals_started = number
