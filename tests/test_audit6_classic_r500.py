@@ -98,8 +98,6 @@ def test_true_transfers_are_clean_in_both(build) -> None:
     assert oracle(events).claims == []
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: an empty ChipsTransferred is taken for no "
-                   "claim (GameEngine._check_transfers tests self.claimed, not the event)")
 @pytest.mark.parametrize("build", [classic_game, r500_game], ids=["classic", "r500"])
 @pytest.mark.parametrize("transfers", [[], ZERO_RAKE_ONLY], ids=["empty", "zero-rake-only"])
 def test_a_chips_transferred_claiming_nothing_moved_is_C_CLAIM_at_game_ended(

@@ -1,15 +1,12 @@
 """Audit 7 (classic, r500): engine discrepancies found by the independent move-legality
 referee (tests/referee_classic_r500.py, tests/test_referee_classic_r500.py).
 
-Each test is a hand-built log that pins what spec/RULES.md says, and fails on the engine
-as it stands: ``xfail(strict=True)`` keeps the suite green until the fix lands, and turns
-red the moment it does so the marker is removed with the fix. Each test also checks that
-the referee already gives the spec's answer.
+Each test is a hand-built log that pins what spec/RULES.md says; each failed on the
+engine before its fix. Each test also checks that the referee gives the spec's answer.
 """
 
 from __future__ import annotations
 
-import pytest
 from logkit import Log, findings, stacked_deck
 from r500kit import P1, P2, RUN_D, Script
 from referee_classic_r500 import referee
@@ -46,10 +43,6 @@ def test_referee_CL_TIMER_finds_each_late_move_of_a_turn():
                                             (discard, "CL-TIMER", "violation")]
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: CL-TIMER is reported for the first late "
-                   "move of a turn only (replay/rules/classic.py decision 'one finding per "
-                   "turn'); RULES.md: 'A move of the player in turn whose ts is later than "
-                   "turn start + base + extra is late (a violation if accepted)'")
 def test_CL_TIMER_every_late_move_of_a_turn_is_a_finding():
     log, draw, discard = _late_turn()
     assert findings(replay(log.events)) == [(draw, "CL-TIMER", "violation"),

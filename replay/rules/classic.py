@@ -7,7 +7,8 @@ Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is 
   discarded, the next player's move is CL-DISCARD (his turn ended with no discard).
 - CL-NODISCARD-TAKEN with two decks: discarding a card code taken from the pile is a
   violation only if no other copy of that code was in the hand before the draw.
-- CL-TIMER: one finding per turn, at the first late move.
+- CL-TIMER: every move of the player in turn made after both clocks ran out is late
+  (RULES.md: "a move ... whose ts is later than ... is late"), one finding per move.
 - CL-AUTOPLAY when the player had already drawn: the system draws nothing and
   discards the card drawn from the stock (unless a joker), else the highest non-joker
   card that was not taken from the pile this turn.
@@ -59,7 +60,15 @@ from typing import Any, ClassVar
 
 from ...events.cards import JOKER, format_card, format_cards, parse_card, parse_cards
 from ..variant import Event, GameContext
-from .melds import Meld, MeldError, MeldRules, find_partition, parse_as, validate_meld
+from .melds import (
+    KnownMelds,
+    Meld,
+    MeldError,
+    MeldRules,
+    find_partition,
+    parse_as,
+    validate_meld,
+)
 from .table import CARD_CODES, CardTable, joker_free_max
 
 BASE_FIRST_MS = 60_000
@@ -84,6 +93,10 @@ MELD_RULE = {
 
 #: classic's meld rules (frozen, so one object serves every game)
 MELD_RULES = MeldRules(wild=frozenset({JOKER}), run_min=3, set_min=3, set_max=4)
+#: the valid melds of declarations under MELD_RULES, each checked once (melds.KnownMelds)
+_KNOWN_MELDS = KnownMelds(MELD_RULES)
+#: (first seat, active flags) -> the deal's circuit and hand sizes (ClassicRummy._deal_seats)
+_DEAL_SEATS: dict[tuple[int, tuple[bool, ...]], tuple[list[int], dict[int, int]]] = {}
 
 
 class ClassicRummy(CardTable):
@@ -98,6 +111,17 @@ class ClassicRummy(CardTable):
         "long_run_allows_joker": True,
         "rake_bps": 0,
     }
+    #: the state of this class (the table's is CardTable's): slots, because with the
+    #: table's the instance would hold 37 attributes, past the 30 CPython 3.11 keeps in
+    #: a shared-key array: each game would then build a full dict (1.6 kB, kept with the
+    #: record) and every move would read and write its attributes through it
+    __slots__ = (
+        "before_take", "declared", "drawn", "drawn_stock", "first_move", "first_player",
+        "fresh_breach_seen", "fresh_pending", "fresh_votes", "had_turn", "last_discarder",
+        "late_reported", "left", "meld_rules", "moved", "over", "pot", "removed",
+        "stakes_paid", "strikes", "taken", "turn_actor", "turn_deadline", "turn_start",
+        "unanimous_fresh", "win_how", "winner",
+    )
 
     def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
         super().__init__(ctx, rules)
@@ -123,6 +147,13 @@ class ClassicRummy(CardTable):
         self.taken: Counter[int] = Counter()  # cards taken from the pile this turn
         self.before_take: Counter[int] = Counter()  # copies held before taking
         self.had_turn: set[int] = set()  # seats that have had a turn this round
+        #: the player whose Drew or Discarded takes the hot path: the one in turn, while a
+        #: round is in progress, not over, with no unanimous Fresh pending (else None);
+        #: set by _start_turn where a turn starts, cleared where the game ends, a Fresh
+        #: passes or a seat leaves play. And when the clocks of the turn run out
+        #: (CL-TIMER: _deadline(current)), set with it.
+        self.turn_actor: str | None = None
+        self.turn_deadline = 0
         self._reset_turn_state()
 
     def _stake(self, seat: int, pid: str) -> None:
@@ -179,21 +210,34 @@ class ClassicRummy(CardTable):
         self.check_deck(deck)
         self.round_no = 1
         first = self.first_player if self.active[self.first_player] else self.next_active(self.dealer)
-        order = [first]
-        n_active = len(self.active_seats())
-        while len(order) < n_active:
-            order.append(self.next_active(order[-1]))
-        sizes = {s: 14 for s in order}
-        sizes[first] = 15
         # CL-DEAL: 14 circuits of one card from the first player, then his 15th card.
+        order, sizes = self._deal_seats(first)
         self.deal(deck, order, sizes, "CL-DEAL")
         self.in_round = True
         self.fresh_votes.clear()
         self.fresh_pending = False
         self.fresh_breach_seen = False
         self._reset_turn_state()
-        self.current = first
+        self._start_turn(first, self.turn_start)  # opens the turn (turn_actor, turn_deadline)
         self.first_move = True
+
+    def _deal_seats(self, first: int) -> tuple[list[int], dict[int, int]]:
+        """The deal's circuit from ``first`` over the active seats and each one's hand size
+        (15 for ``first``, 14 for the others), by (first seat, active seats): a table has a
+        handful of seatings, so each is worked out once. The caller must not change them."""
+        key = (first, tuple(self.active))
+        known = _DEAL_SEATS.get(key)
+        if known is None:
+            order = [first]
+            n_active = len(self.active_seats())
+            while len(order) < n_active:
+                order.append(self.next_active(order[-1]))
+            sizes = {s: 14 for s in order}
+            sizes[first] = 15
+            known = (order, sizes)
+            if len(_DEAL_SEATS) < 4096:
+                _DEAL_SEATS[key] = known
+        return known
 
     def apply_FreshPressed(self, event: Event) -> None:
         seat = self.actor_seat(event)
@@ -214,6 +258,7 @@ class ClassicRummy(CardTable):
             return
         self.unanimous_fresh += 1
         self.fresh_pending = True
+        self.turn_actor = None  # only the redeal may come
         if self.unanimous_fresh == 1:
             for s in alive:
                 self._stake(s, self.player(s))
@@ -262,15 +307,13 @@ class ClassicRummy(CardTable):
                     f"{self.player(seat)} moved out of turn ({self.player(self.current)} was in turn)",
                 )
             self._start_turn(seat, self.ctx.ts_ms)
-        if not self.late_reported and self.ctx.ts_ms > (
-            self.turn_start + (BASE_MS if seat in self.had_turn else BASE_FIRST_MS) + EXTRA_MS
-        ):  # _deadline(seat), inlined: this runs for every move
+        if self.ctx.ts_ms > self.turn_deadline:  # seat is current
             self._late(seat)
         self.moved = True
         return seat
 
     def _late(self, seat: int) -> None:
-        """CL-TIMER: the move of ``seat`` came after both clocks ran out (once a turn)."""
+        """CL-TIMER: the move of ``seat`` came after both clocks ran out."""
         self.late_reported = True
         late = (self.ctx.ts_ms - self._deadline(seat)) / 1000
         self.ctx.violation(
@@ -288,6 +331,14 @@ class ClassicRummy(CardTable):
         self.first_move = False
         self.late_reported = False
         self.moved = False
+        # _deadline(seat), kept for every move's CL-TIMER check (had_turn gains this seat
+        # only when its turn ends), and who may take the hot path of Drew and Discarded,
+        # instead of the game's end, the round, the Fresh state and the actor's seat
+        self.turn_deadline = ts_ms + (BASE_MS if seat in self.had_turn else BASE_FIRST_MS) + EXTRA_MS
+        if self.over or not self.in_round or self.fresh_pending or not self.active[seat]:
+            self.turn_actor = None
+        else:
+            self.turn_actor = self.ctx.seats[seat]
 
     def _end_turn(self, seat: int) -> None:
         self.had_turn.add(seat)
@@ -297,16 +348,14 @@ class ClassicRummy(CardTable):
 
     # -- moves -------------------------------------------------------------------------------
     def apply_Drew(self, event: Event) -> None:
-        # over / in_round before the actor, as in _enter_move: a move after the end or
-        # before the deal is reported whatever its actor field holds
-        if (not self.over and self.in_round
-                and (seat := self.seat_index.get(event["actor"])) is not None
-                and seat == self.current and not self.fresh_pending and self.active[seat]):
+        # turn_actor is None after the end, before the deal and after a unanimous Fresh:
+        # then the actor field is only read by _enter_move, which reports such a move
+        actor = self.turn_actor
+        if actor is not None and event["actor"] == actor:
             # The player in turn of a round in progress, no unanimous Fresh pending: every
             # check of _enter_move passes but CL-TIMER, made here (the hot path, inlined).
-            if not self.late_reported and self.ctx.ts_ms > (
-                self.turn_start + (BASE_MS if seat in self.had_turn else BASE_FIRST_MS) + EXTRA_MS
-            ):
+            seat = self.current
+            if self.ctx.ts_ms > self.turn_deadline:
                 self._late(seat)
             self.moved = True
         else:
@@ -315,9 +364,14 @@ class ClassicRummy(CardTable):
                 return
         p = event["payload"]
         codes = p["cards"]
-        if type(codes) is list and len(codes) == 1 and (card := CARD_CODES.get(codes[0])) is not None:
-            # one card (every draw the rules allow): the general code below without its
-            # list handling, the same findings and state
+        try:
+            (code,) = codes  # one card (every draw the rules allow) ...
+            card: int | None = CARD_CODES[code]
+        except (ValueError, TypeError, KeyError):  # ... else the general code decides
+            card = None
+        if card is not None:
+            # the general code below without its list handling, the same findings and
+            # state (a one-key object reads as the list of its key there too)
             if self.first_move:
                 self.ctx.violation("CL-FIRST", "the first player may not draw on his first turn")
             elif self.drawn:
@@ -335,7 +389,8 @@ class ClassicRummy(CardTable):
                     self.take_pile([card])  # raises the C-HOLD halt
                 pile.pop()
                 self.before_take[card] = hand[card]
-                self.taken[card] += 1
+                taken = self.taken  # .get: a Counter's miss is a Python-level __missing__ call
+                taken[card] = taken.get(card, 0) + 1
             hand[card] += 1
             self.drawn = True
             return
@@ -363,31 +418,28 @@ class ClassicRummy(CardTable):
     def _check_discard(self, seat: int, card: int) -> None:
         if card == JOKER:
             self.ctx.violation("CL-NODISCARD-JOKER", "a joker may never be discarded")
-        if self.taken[card] and self.before_take[card] == 0:
+        # .get, not [ ]: a Counter's miss is a Python-level __missing__ call
+        if self.taken.get(card, 0) and self.before_take.get(card, 0) == 0:
             self.ctx.violation(
                 "CL-NODISCARD-TAKEN",
                 f"{format_card(card)} was taken from the discard pile this turn",
             )
 
     def apply_Discarded(self, event: Event) -> None:
-        # over / in_round before the actor, as in _enter_move: a move after the end or
-        # before the deal is reported whatever its actor field holds
-        if (not self.over and self.in_round
-                and (seat := self.seat_index.get(event["actor"])) is not None
-                and seat == self.current and not self.fresh_pending and self.active[seat]):
+        actor = self.turn_actor  # as in apply_Drew
+        if actor is not None and event["actor"] == actor:
             # The player in turn (as in apply_Drew): _enter_move's CL-TIMER check, the
             # discard, and _end_turn / _start_turn / next_active, inlined (the hot path).
+            seat = self.current
             ctx = self.ctx
             ts_ms = ctx.ts_ms
-            if not self.late_reported and ts_ms > (
-                self.turn_start + (BASE_MS if seat in self.had_turn else BASE_FIRST_MS) + EXTRA_MS
-            ):
+            if ts_ms > self.turn_deadline:
                 self._late(seat)
             self.moved = True
-            code = event["payload"]["card"]
-            card = CARD_CODES.get(code) if type(code) is str else None
-            if card is None:
-                card = parse_card(code)  # raises CardError: not a card
+            try:
+                card = CARD_CODES[event["payload"]["card"]]
+            except (KeyError, TypeError):  # not a card code: parse_card raises the error
+                card = parse_card(event["payload"]["card"])
             if not self.drawn and not self.first_move:
                 ctx.violation("CL-DRAW", f"{self.player(seat)} discarded without drawing")
             hand = self.hands[seat]
@@ -434,16 +486,22 @@ class ClassicRummy(CardTable):
         all_cards = [discard]
         melds: list[Meld] = []
         rules = self.meld_rules
+        known = _KNOWN_MELDS if rules is MELD_RULES else None
         for spec in p["melds"]:
-            cards = parse_cards(spec["cards"])
-            all_cards += cards
             named = spec.get("as")
             try:
-                melds.append(validate_meld(spec["kind"], cards, parse_as(named) if named else None,
-                                           rules))
-            except MeldError as err:
+                if named or known is None:
+                    cards = parse_cards(spec["cards"])
+                    meld = validate_meld(spec["kind"], cards, parse_as(named) if named else None,
+                                         rules)
+                else:  # the common case: each distinct meld is parsed and checked once
+                    meld = known.meld(spec["kind"], spec["cards"])
+            except MeldError as err:  # its codes parsed: the broken meld still uses them
                 self.ctx.violation(MELD_RULE[err.code], err.message)
-                melds.append(Meld(spec["kind"], cards, list(cards)))
+                cards = parse_cards(spec["cards"])
+                meld = Meld(spec["kind"], cards, list(cards))
+            all_cards += meld.cards
+            melds.append(meld)
         rest = hand[:]  # what the melds and the discard leave of the hand
         for c in all_cards:
             rest[c] -= 1
@@ -588,6 +646,8 @@ class ClassicRummy(CardTable):
         """CL-STRIKES / CL-LEAVE: out at once, stake forfeited, cards leave play."""
         was_current = seat == self.current
         self.active[seat] = False
+        if was_current:
+            self.turn_actor = None  # the next turn, if any, opens below
         self.hands[seat] = [0] * len(self.hands[seat])
         self.fresh_votes.discard(seat)
         alive = self.active_seats()
@@ -607,6 +667,7 @@ class ClassicRummy(CardTable):
     def _win(self, seat: int, how: str) -> None:
         """CL-RUMMY / CL-STRIKES: the winner takes the pot less the rake."""
         self.over = True
+        self.turn_actor = None
         self.winner = seat
         self.win_how = how
         rake = self.pot * self.config["rake_bps"] // 10_000

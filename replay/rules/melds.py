@@ -47,7 +47,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from ...events.cards import JOKER, NCARDS, format_card, make_card, parse_card, rank_of, suit_of
+from ...events.cards import (
+    JOKER,
+    NCARDS,
+    format_card,
+    make_card,
+    parse_card,
+    parse_cards,
+    rank_of,
+    suit_of,
+)
 
 ACE = 12  # rank index of the ace
 
@@ -417,6 +426,50 @@ def parse_as(as_payload: Mapping[str, str] | None) -> dict[int, int] | None:
     if not as_payload:
         return None
     return {int(k): parse_card(v) for k, v in as_payload.items()}
+
+
+#: what :class:`KnownMelds` keeps of a valid meld: (cards, stands, suit, lo, hi, rank)
+_MeldFields = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int]
+
+
+class KnownMelds:
+    """The valid melds with nothing named (no ``as``) that one rule set has seen, by
+    kind and card codes as the event writes them.
+
+    A clean declaration's melds repeat across games (a few thousand distinct ones in
+    a world of classic games), and parsing plus checking a meld costs several times
+    a look-up, so each is checked once: :meth:`meld` gives a fresh :class:`Meld`,
+    equal to what ``validate_meld(kind, parse_cards(codes), None, rules)`` returns.
+    Only valid melds are kept: a bad code or a meld that breaks a rule takes the
+    checks every time and raises their own errors. Bounded (emptied when full), and
+    the answers do not depend on what is kept, so replays stay deterministic.
+    """
+
+    __slots__ = ("_known", "_limit", "rules")
+
+    def __init__(self, rules: MeldRules, limit: int = 1 << 15) -> None:
+        self.rules = rules
+        self._limit = limit
+        self._known: dict[tuple[object, tuple[object, ...]], _MeldFields] = {}
+
+    def meld(self, kind: str, codes: Sequence[str]) -> Meld:
+        """The meld ``kind`` of card ``codes``; raises CardError (a bad code) or
+        MeldError (a meld rule) exactly as parsing and :func:`validate_meld` do."""
+        try:
+            key = (kind, tuple(codes))
+            known = self._known.get(key)
+        except TypeError:  # not a list of codes, or an unhashable kind: the checks say
+            key, known = None, None
+        if known is not None:
+            cards, stands, suit, lo, hi, rank = known
+            return Meld(kind, list(cards), list(stands), suit=suit, lo=lo, hi=hi, rank=rank)
+        meld = validate_meld(kind, parse_cards(codes), None, self.rules)
+        if key is not None:
+            if len(self._known) >= self._limit:
+                self._known.clear()
+            self._known[key] = (tuple(meld.cards), tuple(meld.stands), meld.suit, meld.lo,
+                                meld.hi, meld.rank)
+        return meld
 
 
 # --- extending melds on the table (lay-offs) -------------------------------------------

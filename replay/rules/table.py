@@ -143,12 +143,11 @@ class CardTable(Variant):
     def _sorted_deck(self) -> list[int]:
         """The variant's deck, sorted; computed once per class and configuration (only
         for a class whose ``expected_deck`` depends on nothing but its config)."""
+        key = (type(self), tuple(self.config.items()))
         try:
-            key = (type(self), tuple(self.config.items()))
-            hash(key)
+            cards = _SORTED_DECKS.get(key)  # the key is hashed once, here
         except TypeError:  # an unhashable config value: no caching
             return sorted(self.expected_deck().elements())
-        cards = _SORTED_DECKS.get(key)
         if cards is None:
             cards = _SORTED_DECKS[key] = sorted(self.expected_deck().elements())
         return cards
