@@ -114,6 +114,11 @@ class GameEngine:
         #: a ChipsTransferred was logged, even one listing nothing (a claim no chips moved)
         self.transfers_logged = False
         self.game_ended_seq: int | None = None
+        #: the event ids seen in this game (EVENTS.md: event_id is globally unique; RULES.md
+        #: §5: a duplicate is an integrity finding). Dropped at GameEnded, so a long
+        #: interleaved read holds the ids of its open games only; an id reused by another
+        #: game is the store's to catch (ingest quarantines it as conflict_event_id)
+        self._event_ids: set[str] | None = set()
         self.connections: dict[str, list[tuple[int, str, str, str]]] = {}
         self._pre_findings: list[Finding] = []
         #: event type -> (handler, True if it is the engine's own, False if the variant's,
@@ -153,6 +158,14 @@ class GameEngine:
             self.next_seq = seq + 1
         elif not self._check_order(event, seq):
             return
+        ids = self._event_ids
+        if ids is not None:
+            event_id = event.get("event_id")  # a direct caller's event may lack one
+            if event_id in ids:
+                self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
+                              "event of this game (event ids are unique)")
+            else:
+                ids.add(event_id)
         if self.verify_hashes:
             claimed = event.get("hash")
             if (  # the common case of _check_chain: the chain goes on, nothing to report
@@ -356,6 +369,7 @@ class GameEngine:
     def _check_game_claim(self, event: Event) -> None:
         assert self.variant is not None and self.ctx is not None
         self.game_ended_seq = event["seq"]
+        self._event_ids = None  # the game is over: its ids need not be held any longer
         p = event["payload"]
         if not self.variant.is_over():
             self.ctx.discrepancy("GameEnded claims the game ended; by the rules it has not")

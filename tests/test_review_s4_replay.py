@@ -18,7 +18,9 @@ GAME = next(g for g in (play("classic", ["ann", "bob"], seed=seed, game_id="rv",
 
 
 def _move(kind: str) -> dict:
-    return copy.deepcopy(next(e for e in GAME if e["type"] == kind))
+    move = copy.deepcopy(next(e for e in GAME if e["type"] == kind))
+    move["event_id"] = f"rv-{kind}-again"  # a new event, not a reused id (LOG-EVENT)
+    return move
 
 
 def _broken_actor(event: dict, how: str) -> None:
