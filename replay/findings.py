@@ -7,6 +7,7 @@ rulebook's:
 - ``LOG-SEQ``    sequence gap, repeated or out-of-order ``seq``
 - ``LOG-CHAIN``  hash chain broken (``prev_hash`` or ``hash`` does not match)
 - ``LOG-EVENT``  an event the variant does not know, or that is not valid for the contract
+                 (an ``event_id`` used twice in a game included)
 - ``LOG-GAME``   the log does not start with ``GameCreated``, or mixes games
 - ``LOG-RULES``  ``GameCreated.rules`` holds a key or value the variant does not know
 """
