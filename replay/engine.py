@@ -160,11 +160,11 @@ class GameEngine:
             return
         ids = self._event_ids
         if ids is not None:
-            event_id = event.get("event_id")  # a direct caller's event may lack one
+            event_id = event.get("event_id")
             if event_id in ids:
                 self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
                               "event of this game (event ids are unique)")
-            else:
+            elif event_id is not None:  # a direct caller's events may carry none
                 ids.add(event_id)
         if self.verify_hashes:
             claimed = event.get("hash")

@@ -94,3 +94,13 @@ def test_ingest_rejects_the_reused_id_as_a_conflict(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["verify", "--db", str(db), "--json", "--no-progress"])
     findings = json.loads(out.stdout)["games"][0]["findings"]
     assert (findings[0]["seq"], findings[0]["rule"]) == (6, "LOG-EVENT")
+
+
+def test_events_without_ids_are_not_taken_for_a_reused_id() -> None:
+    """A direct caller of replay() may pass events without ``event_id`` (the readers
+    validate at the edge): two of them are not "the same id used twice"."""
+    events = copy.deepcopy(_game())
+    for e in events:
+        del e["event_id"]
+    rec = replay(events, verify_hashes=False)
+    assert not [f for f in rec.findings if "event_id" in f.message]

@@ -112,13 +112,13 @@ class ClassicRummy(CardTable):
         "rake_bps": 0,
     }
     #: the state of this class (the table's is CardTable's): slots, because with the
-    #: table's the instance would hold 37 attributes, past the 30 CPython 3.11 keeps in
+    #: table's the instance would hold 36 attributes, past the 30 CPython 3.11 keeps in
     #: a shared-key array: each game would then build a full dict (1.6 kB, kept with the
     #: record) and every move would read and write its attributes through it
     __slots__ = (
         "before_take", "declared", "drawn", "drawn_stock", "first_move", "first_player",
         "fresh_breach_seen", "fresh_pending", "fresh_votes", "had_turn", "last_discarder",
-        "late_reported", "left", "meld_rules", "moved", "over", "pot", "removed",
+        "left", "meld_rules", "moved", "over", "pot", "removed",
         "stakes_paid", "strikes", "taken", "turn_actor", "turn_deadline", "turn_start",
         "unanimous_fresh", "win_how", "winner",
     )
@@ -168,7 +168,6 @@ class ClassicRummy(CardTable):
         self.before_take.clear()
         self.drawn_stock: int | None = None
         self.first_move = False
-        self.late_reported = False
         self.moved = False  # the player in turn has made a move
         self.turn_start = self.ctx.ts_ms
         self.had_turn.clear()
@@ -314,7 +313,6 @@ class ClassicRummy(CardTable):
 
     def _late(self, seat: int) -> None:
         """CL-TIMER: the move of ``seat`` came after both clocks ran out."""
-        self.late_reported = True
         late = (self.ctx.ts_ms - self._deadline(seat)) / 1000
         self.ctx.violation(
             "CL-TIMER", f"{self.player(seat)} moved {late:.3f} s after both clocks ran out"
@@ -329,7 +327,6 @@ class ClassicRummy(CardTable):
             self.before_take.clear()
         self.drawn_stock = None
         self.first_move = False
-        self.late_reported = False
         self.moved = False
         # _deadline(seat), kept for every move's CL-TIMER check (had_turn gains this seat
         # only when its turn ends), and who may take the hot path of Drew and Discarded,
