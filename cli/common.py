@@ -56,6 +56,7 @@ def db_path(db: Path | None) -> Path:
 READ_ERRORS = (OSError, EOFError, zlib.error)
 
 _GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"  # as events.parquet_source says (not imported: pyarrow loads late)
 
 
 def check_input_files(files: Sequence[Path]) -> None:
@@ -78,8 +79,12 @@ def check_input_files(files: Sequence[Path]) -> None:
         except OSError as exc:
             fail(f"cannot read {path}: {one_line(exc)}")
         with raw:
+            magic = raw.read(4)
+            if magic == PARQUET_MAGIC:
+                _check_parquet(path)
+                continue
             try:
-                if raw.read(2) != _GZIP_MAGIC:
+                if magic[:2] != _GZIP_MAGIC:
                     continue
                 raw.seek(0)
                 with gzip.GzipFile(fileobj=raw, mode="rb") as stream:
@@ -88,6 +93,22 @@ def check_input_files(files: Sequence[Path]) -> None:
             except READ_ERRORS as exc:
                 fail(f"cannot read {path}: {one_line(exc)} (a truncated or corrupt gzip "
                      "file?); nothing was done")
+
+
+def _check_parquet(path: Path) -> None:
+    """A Parquet file is read once up front, as a gzip one is: a corrupt page shows only
+    when it is decoded, after earlier batches were committed."""
+    import pyarrow as pa
+
+    from ..events.parquet_source import open_parquet
+
+    try:
+        with open_parquet(path) as rows:
+            for _ in rows.iter_batches(batch_size=1 << 16):
+                pass
+    except (*READ_ERRORS, pa.ArrowException, ValueError) as exc:
+        fail(f"cannot read {path}: {one_line(exc)} (a truncated or corrupt Parquet file?); "
+             "nothing was done")
 
 
 def check_output_file(path: Path, option: str) -> None:

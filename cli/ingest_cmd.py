@@ -1,4 +1,4 @@
-"""``rummyguard ingest FILE...``: JSONL (or .jsonl.gz) event logs into the store."""
+"""``rummyguard ingest FILE...``: JSONL (or .jsonl.gz) or Parquet event logs into the store."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ from .common import (
 
 
 def ingest(
-    files: list[Path] = typer.Argument(..., help="JSON Lines files, plain or gzip.",
+    files: list[Path] = typer.Argument(..., help="JSON Lines files, plain or gzip, or "
+                                       "Parquet files (one event per row).",
                                        show_default=False),
     db: Path | None = DbOption,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),

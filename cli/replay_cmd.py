@@ -83,7 +83,7 @@ def replay_record(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecor
 
 def replay(
     game_id: str = typer.Argument(..., help="The game to replay."),
-    files: list[Path] = typer.Argument(None, help="JSONL logs holding the game (default: the store).",
+    files: list[Path] = typer.Argument(None, help="Logs holding the game: JSONL, gzip or Parquet (default: the store).",
                                        show_default=False),
     db: Path | None = DbOption,
     at: int | None = typer.Option(None, "--at", help="Show the state right after this seq."),

@@ -32,7 +32,7 @@ from .common import (
 
 def verify(
     files: list[Path] = typer.Argument(
-        None, help="JSONL event logs to replay directly. Without files: every game in the store.",
+        None, help="Event logs to replay directly (JSONL, gzip or Parquet). Without files: every game in the store.",
         show_default=False),
     db: Path | None = DbOption,
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),

@@ -58,6 +58,7 @@ import pyarrow as pa
 from .fastpath import failing_rows, fast_valid, fast_valid_struct
 from .hashing import canonical
 from .models import CURRENT_VERSION, GENESIS_HASH, EventError, validate_event
+from .parquet_source import PARQUET_MAGIC, ParquetLines
 from .upcast import upcast
 
 if TYPE_CHECKING:
@@ -357,21 +358,25 @@ class SourceError(OSError):
 
 class _Source:
     """A JSONL file (plain or gzip) read as raw lines, with the bytes consumed so far
-    (of the file on disk, so a progress bar works for .gz too)."""
+    (of the file on disk, so a progress bar works for .gz too). A Parquet file (known by
+    its magic bytes) gives one line per row (:mod:`.parquet_source`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.size = path.stat().st_size
         self._raw: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed in close()
-        magic = self._raw.read(2)
+        magic = self._raw.read(4)
         self._raw.seek(0)
+        self._rows: ParquetLines | None = None
+        if magic == PARQUET_MAGIC:
+            self._rows = ParquetLines(path)
         self._stream: IO[bytes] = (
             gzip.GzipFile(fileobj=self._raw, mode="rb")  # type: ignore[assignment]
-            if magic == b"\x1f\x8b" else self._raw
+            if magic[:2] == b"\x1f\x8b" else self._raw
         )
 
     def position(self) -> int:
-        return self._raw.tell()
+        return self._raw.tell() if self._rows is None else self._rows.position()
 
     def lines(self) -> Iterator[bytes]:
         """Each line without its ``\\n`` terminator (a final line without one counts; a
@@ -382,6 +387,9 @@ class _Source:
         lets a parser ignore it (jsonlines.org asks writers not to write one). A BOM
         anywhere else is inside a line, which is then not JSON and is quarantined.
         """
+        if self._rows is not None:
+            yield from self._rows.lines()
+            return
         first = True
         n = 0
         try:
@@ -399,6 +407,8 @@ class _Source:
             ) from None
 
     def close(self) -> None:
+        if self._rows is not None:
+            self._rows.close()
         self._stream.close()
         self._raw.close()
 
@@ -412,7 +422,7 @@ class _Source:
 def read_jsonl_events(
     path: str | Path,
 ) -> Iterator[tuple[int, str, dict[str, Any] | EventError]]:
-    """Read a JSONL file (plain or gzip) without a store.
+    """Read a JSONL file (plain or gzip) or a Parquet file without a store.
 
     Yields ``(line_no, raw_text, event)`` per line, 1-based; ``event`` is the validated
     event dict as written (not upcast), or the :class:`EventError` that says why the
@@ -991,7 +1001,8 @@ def ingest_files(
     workers: int | None = None,
     progress: Progress | None = None,
 ) -> IngestSummary:
-    """Ingest JSONL files (plain or gzip) into ``store``: one transaction per batch.
+    """Ingest JSONL files (plain or gzip) or Parquet files (one event per row,
+    :mod:`.parquet_source`) into ``store``: one transaction per batch.
 
     ``workers`` decode processes (``None``: chosen by input size, 0: decode in this
     process). A crash between batches leaves every committed batch whole and nothing

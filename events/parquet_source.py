@@ -1,0 +1,148 @@
+"""Parquet input: one event per row, read as the JSON lines the rest of ingest takes.
+
+ARCHITECTURE.md lets a platform hand over its log as JSON Lines *or Parquet*. Ingest
+(and ``verify``/``replay`` on files) read a Parquet file through this module, which turns
+each row back into the line a JSONL producer would have written; from there every line
+takes the one path of :mod:`.ingest`: the same validation, hash checks, quarantine
+reasons and ``read = stored + duplicates + quarantined`` accounting. A row's "line
+number" is its 1-based row number in the file.
+
+How a row becomes a line (decisions; EVENTS.md defines events as JSON objects only):
+
+- A row with a non-null ``raw`` column (text or binary) is that text, byte for byte:
+  the original line. ``rummyguard export --parquet`` writes ``raw``, so an export
+  ingested into another store stores exactly the same bytes and hashes.
+- Any other row is rebuilt from its columns, one key per column, in the file's column
+  order: the envelope fields of EVENTS.md plus ``payload``. ``payload`` may be JSON
+  text (what a mixed-type column has to be: our export writes it so) or a struct/map,
+  taken as is. A null ``hash``/``prev_hash`` means the field is absent (an unchained
+  log); any other null stays ``null`` and validation decides. A ``ts`` stored as a
+  Parquet timestamp is written as EVENTS.md's ``YYYY-MM-DDTHH:MM:SS.mmmZ`` when it is a
+  whole millisecond (else in ISO form, which validation rejects as a bad timestamp:
+  nothing is rounded). Columns outside the contract stay in the object, so validation
+  quarantines the row for its extra field, as it would a JSONL line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .timestamps import format_ts
+
+#: the first bytes of every Parquet file
+PARQUET_MAGIC = b"PAR1"
+#: envelope fields whose null means "absent" (an unchained event has neither)
+_OPTIONAL = ("prev_hash", "hash")
+_ROWS_PER_READ = 16_384
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class ParquetSourceError(OSError):
+    """A Parquet file that cannot be read (no footer, a truncated or corrupt file)."""
+
+
+def is_parquet(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(4) == PARQUET_MAGIC
+
+
+def open_parquet(path: Path) -> pq.ParquetFile:
+    """Open ``path`` (its footer read), or raise :class:`ParquetSourceError` saying why."""
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ParquetSourceError(f"{path}: not a readable Parquet file ({exc})") from None
+
+
+class ParquetLines:
+    """The rows of one Parquet file as JSON lines, with progress in bytes of the file
+    (by row groups read), as :class:`~rummyguard.events.ingest._Source` gives them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.size = path.stat().st_size
+        self._file = open_parquet(path)
+        self._groups_done = 0
+
+    def position(self) -> int:
+        groups = self._file.metadata.num_row_groups
+        return self.size if groups == 0 else self.size * self._groups_done // groups
+
+    def lines(self) -> Iterator[bytes]:
+        try:
+            for group in range(self._file.metadata.num_row_groups):
+                table = self._file.read_row_group(group)
+                for batch in table.to_batches(max_chunksize=_ROWS_PER_READ):
+                    yield from _batch_lines(batch)
+                self._groups_done = group + 1
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise ParquetSourceError(
+                f"{self.path}: the Parquet file is corrupt ({exc}); the rows before the "
+                "damage were read"
+            ) from None
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _batch_lines(batch: pa.RecordBatch) -> Iterator[bytes]:
+    names = batch.schema.names
+    raw = batch.column(names.index("raw")).to_pylist() if "raw" in names else None
+    rows: list[dict[str, Any]] | None = None
+    for i in range(batch.num_rows):
+        text = raw[i] if raw is not None else None
+        if text is not None:
+            yield text.encode("utf-8") if isinstance(text, str) else bytes(text)
+            continue
+        if rows is None:
+            rows = batch.select([n for n in names if n != "raw"]).to_pylist()
+        yield row_line(rows[i])
+
+
+def row_line(row: dict[str, Any]) -> bytes:
+    """One row (column -> value, as pyarrow gives it) -> the event's JSON line.
+
+    >>> row_line({"seq": 3, "ts": datetime(2026, 11, 2, 0, 18, 22, 859000, tzinfo=UTC),
+    ...           "payload": '{"card": "7H"}', "prev_hash": None, "hash": None})
+    b'{"seq":3,"ts":"2026-11-02T00:18:22.859Z","payload":{"card":"7H"}}'
+    """
+    obj: dict[str, Any] = {}
+    for key, value in row.items():
+        if value is None and key in _OPTIONAL:
+            continue
+        if key == "payload":
+            value = _payload(value)
+        elif key == "ts" and isinstance(value, datetime):
+            value = _ts_text(value)
+        obj[key] = value
+    return orjson.dumps(obj)
+
+
+def _payload(value: Any) -> Any:
+    """JSON text -> its value (text that is not JSON stays text: validation rejects a
+    payload that is not an object); a map column (a list of pairs) -> an object."""
+    if isinstance(value, str | bytes):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    if isinstance(value, list) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+        return dict(value)
+    return value
+
+
+def _ts_text(value: datetime) -> str:
+    """A Parquet timestamp -> EVENTS.md's text, when it is a whole UTC millisecond."""
+    if value.tzinfo is None:  # a naive timestamp column: Parquet's "UTC-normalised" = false
+        value = value.replace(tzinfo=UTC)
+    if value.microsecond % 1000:
+        return value.isoformat()  # not a whole millisecond: validation says bad timestamp
+    delta = value - _EPOCH
+    return format_ts((delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000)
