@@ -1,6 +1,8 @@
 """Parquet input: one event per row, read as the JSON lines the rest of ingest takes.
 
-ARCHITECTURE.md lets a platform hand over its log as JSON Lines *or Parquet*. Ingest
+ARCHITECTURE.md lets a platform hand over its log as JSON Lines *or Parquet*, and
+EVENTS.md ("Files") lets the project add "other inputs, e.g. Parquet, with the same
+fields". Ingest
 (and ``verify``/``replay`` on files) read a Parquet file through this module, which turns
 each row back into the line a JSONL producer would have written; from there every line
 takes the one path of :mod:`.ingest`: the same validation, hash checks, quarantine
