@@ -98,8 +98,8 @@ def _exact_ints(value: Any) -> Any:
         return value if _INT64_MIN <= value <= _UINT64_MAX else orjson.Fragment(str(value))
     if isinstance(value, Decimal) and value == value.to_integral_value():
         return _exact_ints(int(value))
-    if isinstance(value, dict):
-        return {k: _exact_ints(v) for k, v in value.items()}
+    if isinstance(value, dict):  # a MAP's keys may be of any type (histogram(seq): INTEGER)
+        return {k if isinstance(k, str) else _cell(k): _exact_ints(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_exact_ints(v) for v in value]
     return value

@@ -872,16 +872,24 @@ def commit_batch(
     source: str,
     first_line: int,
     summary: IngestSummary,
+    sticky: bool = False,
 ) -> None:
-    """Plan and write one batch in one transaction; on any failure nothing of it stays."""
+    """Plan and write one batch in one transaction; on any failure nothing of it stays.
+
+    ``sticky``: a line this file already has in the quarantine (same source, line
+    number and bytes) keeps that verdict, unread (:func:`_known_bad`)."""
     started = time.time()
     con = store.con
     con.execute("BEGIN TRANSACTION")
     try:
         # Sequences are not transactional: take the id once, so a retry leaves no gap.
         batch_id = _next_batch_id(con)
+        known = _known_bad(con, source, first_line, lines) if sticky else {}
+        if known:
+            dec.drop([k for k, i in enumerate(dec.index) if i in known])
+            dec.errors = [e for e in dec.errors if e[0] not in known]
         try:
-            plan = seqr.plan(con, dec, lines, lookup_all=False)
+            plan = _with_known(seqr.plan(con, dec, lines, lookup_all=False), known)
             write_plan(con, plan, lines, source=source, first_line=first_line, started=started,
                        batch_id=batch_id)
         except duckdb.ConstraintException:
@@ -889,7 +897,7 @@ def commit_batch(
             con.execute("ROLLBACK")
             seqr.rollback()
             con.execute("BEGIN TRANSACTION")
-            plan = seqr.plan(con, dec, lines, lookup_all=True)
+            plan = _with_known(seqr.plan(con, dec, lines, lookup_all=True), known)
             write_plan(con, plan, lines, source=source, first_line=first_line, started=started,
                        batch_id=batch_id)
         con.execute("COMMIT")
@@ -899,6 +907,53 @@ def commit_batch(
         seqr.rollback()
         raise
     summary.add(source, len(lines), plan)
+
+
+def _with_known(plan: Plan, known: dict[int, Quarantined]) -> Plan:
+    """The plan with the lines :func:`_known_bad` kept back added to its quarantine
+    (their rows are already stored: writing them again adds nothing; the batch counts them)."""
+    if known:
+        plan.quarantined = sorted(plan.quarantined + list(known.values()), key=lambda q: q.index)
+    return plan
+
+
+def _known_bad(con: duckdb.DuckDBPyConnection, source: str, first_line: int,
+               lines: Sequence[bytes]) -> dict[int, Quarantined]:
+    """Lines of this stretch of ``source`` that an earlier ingest of the same file
+    quarantined, byte for byte, with that verdict (the first one given).
+
+    Why: the verdict on a line past a gap (``sequence_gap``) or at a taken seq depends
+    on what the store held when it was read, so reading it again after the rest of its
+    own file was stored could store it (a game written out of order in the file: a swap
+    is tampering, EVENTS.md wants a game's lines in seq order) or quarantine it again
+    under another reason, and the issue says "re-ingesting the same file changes
+    nothing". The quarantine keeps the line, so nothing is lost.
+
+    One exception keeps the way out for files ingested out of order (docs/events.md:
+    day 2 before day 1): a ``sequence_gap`` line whose gap was filled later *from
+    another source* (an event of its game below its seq, stored by a later batch of
+    another file or by ``append``) is read afresh, and stored if it now fits. The
+    same line in another file is always read afresh."""
+    rows = con.execute(
+        "SELECT q.line_no, q.raw_sha256, q.reason, q.detail, q.event_id, q.game_id, q.seq, "
+        "       q.reason = 'sequence_gap' AND EXISTS ("
+        "         SELECT 1 FROM store.events e JOIN store.ingest_batches b "
+        "           ON b.batch_id = e.batch_id "
+        "         WHERE e.game_id = q.game_id AND e.seq < q.seq AND e.batch_id > q.batch_id "
+        "           AND b.source <> q.source) AS filled_elsewhere "
+        "FROM store.quarantine q "
+        "WHERE q.source = ? AND q.line_no BETWEEN ? AND ? ORDER BY q.line_no, q.batch_id",
+        [source, first_line, first_line + len(lines) - 1]).fetchall()
+    out: dict[int, Quarantined] = {}
+    seen: set[int] = set()
+    for line_no, sha, reason, detail, event_id, game_id, seq, filled_elsewhere in rows:
+        i = line_no - first_line
+        if i in seen or hashlib.sha256(lines[i]).hexdigest() != sha:
+            continue
+        seen.add(i)  # the first verdict on this very line decides
+        if not filled_elsewhere:
+            out[i] = Quarantined(i, reason, detail, event_id, game_id, seq)
+    return out
 
 
 def _watch_parent(parent: int) -> None:
@@ -975,7 +1030,7 @@ class _Writer(threading.Thread):
             dec, lines, source, first_line, pos, size = item
             try:
                 commit_batch(self.store, self.seqr, dec, lines, source=source,
-                             first_line=first_line, summary=self.summary)
+                             first_line=first_line, summary=self.summary, sticky=True)
                 if self.progress is not None:
                     self.progress(source, pos, size, self.summary)
             except BaseException as exc:
