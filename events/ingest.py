@@ -828,9 +828,13 @@ class IngestSummary:
     batches: int = 0
     seconds: float = 0.0
 
-    def add(self, source: str, lines: int, plan: Plan) -> None:
-        per = self.files.setdefault(
+    def open_file(self, source: str) -> dict[str, int]:
+        """The counts of ``source``, listed from the start (an empty file shows too)."""
+        return self.files.setdefault(
             source, {"read": 0, "stored": 0, "duplicates": 0, "quarantined": 0})
+
+    def add(self, source: str, lines: int, plan: Plan) -> None:
+        per = self.open_file(source)
         for target in (self, per):
             if isinstance(target, IngestSummary):
                 target.read += lines
@@ -1083,6 +1087,7 @@ def ingest_files(
     try:
         for path in files:
             with _Source(path) as src:
+                summary.open_file(str(path.resolve()))
                 _read_source(src, str(path.resolve()), batch_lines, chunk, pool, workers, writer)
     except BaseException:
         with contextlib.suppress(BaseException):

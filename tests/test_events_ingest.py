@@ -377,3 +377,15 @@ def test_library_ingest_of_a_cut_gzip_raises_a_typed_error(tmp_path: Path) -> No
         with pytest.raises(SourceError, match=r"cut\.jsonl\.gz: the gzip stream is cut or corrupt"):
             ingest_files(store, [cut], workers=0)
         assert store.verify().ok
+
+
+def test_an_empty_file_is_listed_with_zero_counts(store: EventStore, tmp_path: Path) -> None:
+    """Every file given is in the summary, in the order given: an empty one too, so the
+    reader sees it was read and held nothing (not that it was skipped)."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    summary = store.ingest_files([empty, SAMPLE])
+    assert list(summary.files) == [str(empty.resolve()), str(SAMPLE.resolve())]
+    assert summary.files[str(empty.resolve())] == {
+        "read": 0, "stored": 0, "duplicates": 0, "quarantined": 0}
+    assert summary.read == summary.stored == 27 and summary.balanced
