@@ -353,13 +353,14 @@ def save_run(con: Any, run: VerifyRun) -> None:
     ids = [r.game_id for r in run.records]
     games, findings, players = [], [], []
     for r in run.records:
-        games.append((r.game_id, r.variant, r.clean, r.halted, r.results.winners, len(r.findings),
+        variant = r.variant or None  # no GameCreated: unknown, NULL as in the `games` view
+        games.append((r.game_id, variant, r.clean, r.halted, r.results.winners, len(r.findings),
                       r.events_read, r.last_seq))
         for n, f in enumerate(r.findings):
             findings.append((r.game_id, f.seq, f.rule, f.kind, f.message, n))
         seats = run.created.get(r.game_id, {}).get("seats", list(r.results.net))
         for seat, player in enumerate(seats):
-            players.append((r.game_id, player, seat, r.variant, r.results.net.get(player, 0),
+            players.append((r.game_id, player, seat, variant, r.results.net.get(player, 0),
                             r.results.scores.get(player), player in r.results.winners))
     con.execute("BEGIN TRANSACTION")
     try:

@@ -98,6 +98,20 @@ def test_verify_with_db_writes_findings_and_player_games(tmp_path):
     assert ("sample-clean", "p1", 100, True) in rows and ("sample-clean", "p2", -100, False) in rows
 
 
+def test_verify_db_gives_a_game_without_gamecreated_a_null_variant(tmp_path):
+    """The `findings` view says NULL for a game whose variant nobody logged, as the
+    `games` view does (an empty string would read as a variant named '')."""
+    lines = (CLASSIC / "clean.jsonl").read_bytes().splitlines()[1:]  # no GameCreated
+    path = tmp_path / "headless.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    db = tmp_path / "rg.duckdb"
+    out = run_cli("verify", str(path), "--db", str(db))
+    assert out.returncode == 1, out.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT DISTINCT variant FROM findings").fetchall() == [(None,)]
+    assert con.execute("SELECT count(*) FROM player_games WHERE variant = ''").fetchone() == (0,)
+
+
 def test_replay_timeline_state_and_player_view():
     path = str(CLASSIC / "CL-NODISCARD-TAKEN.jsonl")
     out = run_cli("replay", "sample-cl-nodiscard-taken", path, "--json", "--at", "3", "--as", "p2")
