@@ -146,6 +146,7 @@ def verification_record(events: list[dict[str, Any]]) -> bytes:
         "winners": record.results.winners, "net": record.results.net,
         "scores": record.results.scores, "events_read": record.events_read,
         "last_seq": record.last_seq, "chained": record.chained, "created": created,
+        "finished": record.finished,
     })
 
 
@@ -246,7 +247,7 @@ def records_to_run(records: pa.Table) -> VerifyRun:
         run.records.append(GameRecord(
             d["game_id"], d["variant"], findings, d["halted"],
             Results(d["winners"], d["net"], d["scores"]), [], d["events_read"], d["last_seq"],
-            None, d["chained"]))
+            None, d["chained"], d["finished"]))
         if d["created"] is not None:
             run.created[d["game_id"]] = d["created"]
     check_tables(run)

@@ -69,6 +69,9 @@ class GameRecord:
     last_seq: int
     state: Variant | None = field(repr=False, default=None)
     chained: bool | None = None
+    #: the game reached its end by the rules (a game cut short, halted or still in
+    #: progress has not: its ``results`` are the state so far, stakes still in the pot)
+    finished: bool = False
 
     @property
     def clean(self) -> bool:
@@ -493,6 +496,7 @@ class GameEngine:
             last_seq=self.last_seq,
             state=self.variant,
             chained=self.chained,
+            finished=self.variant.is_over(),
         )
 
 

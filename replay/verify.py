@@ -337,9 +337,10 @@ CREATE TABLE IF NOT EXISTS store.replay_player_games (
 CREATE OR REPLACE VIEW main.findings AS
     SELECT f.game_id, f.seq, f.rule, f.kind, f.message, g.variant
     FROM store.replay_findings f JOIN store.replay_games g USING (game_id);
+ALTER TABLE store.replay_games ADD COLUMN IF NOT EXISTS finished BOOLEAN;
 CREATE OR REPLACE VIEW main.player_games AS
     SELECT p.game_id, p.player, p.seat, p.variant, p.net, p.score, p.won,
-           g.clean, g.halted
+           g.clean, g.halted, g.finished
     FROM store.replay_player_games p JOIN store.replay_games g USING (game_id);
 """
 
@@ -355,7 +356,7 @@ def save_run(con: Any, run: VerifyRun) -> None:
     for r in run.records:
         variant = r.variant or None  # no GameCreated: unknown, NULL as in the `games` view
         games.append((r.game_id, variant, r.clean, r.halted, r.results.winners, len(r.findings),
-                      r.events_read, r.last_seq))
+                      r.events_read, r.last_seq, r.finished))
         for n, f in enumerate(r.findings):
             findings.append((r.game_id, f.seq, f.rule, f.kind, f.message, n))
         seats = run.created.get(r.game_id, {}).get("seats", list(r.results.net))
@@ -369,8 +370,8 @@ def save_run(con: Any, run: VerifyRun) -> None:
             con.execute(f"DELETE FROM store.{table} WHERE game_id IN (SELECT game_id FROM _rg_ids)")
         con.unregister("_rg_ids")
         _insert(con, "replay_games", games,
-                ["game_id", "variant", "clean", "halted", "winners", "findings", "events", "last_seq"],
-                extra="now()")
+                ["game_id", "variant", "clean", "halted", "winners", "findings", "events", "last_seq",
+                 "finished"], extra=("verified_at", "now()"))
         _insert(con, "replay_findings", findings, ["game_id", "seq", "rule", "kind", "message", "n"])
         _insert(con, "replay_player_games", players,
                 ["game_id", "player", "seat", "variant", "net", "score", "won"])
@@ -380,7 +381,10 @@ def save_run(con: Any, run: VerifyRun) -> None:
         raise
 
 
-def _insert(con: Any, table: str, rows: list[tuple], columns: list[str], extra: str | None = None) -> None:
+def _insert(con: Any, table: str, rows: list[tuple], columns: list[str],
+            extra: tuple[str, str] | None = None) -> None:
+    """Insert ``rows`` (tuples in ``columns`` order) by column name; ``extra`` is one more
+    (column, SQL expression) pair, such as the time of the run."""
     if not rows:
         return
     import pyarrow as pa
@@ -389,7 +393,8 @@ def _insert(con: Any, table: str, rows: list[tuple], columns: list[str], extra: 
     con.register("_rg_rows", data)
     cols = ", ".join(columns)
     if extra:
-        con.execute(f"INSERT INTO store.{table} SELECT {cols}, {extra} FROM _rg_rows")
+        con.execute(f"INSERT INTO store.{table} ({cols}, {extra[0]}) "
+                    f"SELECT {cols}, {extra[1]} FROM _rg_rows")
     else:
         con.execute(f"INSERT INTO store.{table} ({cols}) SELECT {cols} FROM _rg_rows")
     con.unregister("_rg_rows")

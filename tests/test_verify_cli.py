@@ -98,6 +98,30 @@ def test_verify_with_db_writes_findings_and_player_games(tmp_path):
     assert ("sample-clean", "p1", 100, True) in rows and ("sample-clean", "p2", -100, False) in rows
 
 
+def test_player_games_says_which_games_finished(tmp_path):
+    """`finished`: the game reached its end by the rules. A log cut short has only the
+    stakes in the pot so far (net -stake for everyone), which a sum of `net` must leave
+    out. A store written before the column existed gets it on the next verify."""
+    lines = (CLASSIC / "clean.jsonl").read_bytes().splitlines()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"\n".join(x.replace(b"sample-clean", b"sample-cut") for x in lines[:5])
+                    + b"\n")
+    db = tmp_path / "rg.duckdb"
+    out = run_cli("verify", str(CLASSIC / "clean.jsonl"), str(cut), "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    with duckdb.connect(str(db)) as con:
+        rows = con.execute("SELECT DISTINCT game_id, finished FROM player_games ORDER BY 1"
+                           ).fetchall()
+        assert rows == [("sample-clean", True), ("sample-cut", False)]
+        con.execute("DROP VIEW player_games")
+        con.execute("ALTER TABLE store.replay_games DROP COLUMN finished")  # an older store
+    out = run_cli("verify", str(CLASSIC / "clean.jsonl"), "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT finished FROM player_games WHERE game_id = "
+                           "'sample-clean'").fetchall() == [(True,)]
+
+
 def test_verify_db_gives_a_game_without_gamecreated_a_null_variant(tmp_path):
     """The `findings` view says NULL for a game whose variant nobody logged, as the
     `games` view does (an empty string would read as a variant named '')."""
