@@ -651,10 +651,12 @@ def test_deal_beyond_the_configured_deals_is_MI_END_and_ignored() -> None:
     extra = copy.deepcopy(next(e for e in events if e["type"] == "RoundStarted"))
     extra["payload"]["round"] = 2
     extra["payload"]["dealer"] = 1
-    move = copy.deepcopy(events[j - 2])  # a play inside the ignored deal: no further finding
+    # a play inside the ignored deal: nobody is entitled to act after the game's last deal
+    # (C-TURN, as for a play after the game with no extra deal logged), and it is ignored
+    move = copy.deepcopy(events[j - 2])
     events = renumber([*events[:j], extra, move, *events[j:]])
     rec = record(events)
-    assert triples(rec) == [(j, "MI-END", "violation")]
+    assert triples(rec) == [(j, "MI-END", "violation"), (j + 1, "C-TURN", "violation")]
     assert "over after 1 deals" in rec.findings[0].message
 
 

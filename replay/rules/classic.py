@@ -127,6 +127,7 @@ class ClassicRummy(CardTable):
         super().__init__(ctx, rules)
         if not 2 <= self.n <= 6:
             ctx.integrity("LOG-GAME", f"classic is for 2-6 players, this game seats {self.n}")
+        self._check_config()
         self.meld_rules = MELD_RULES
         self.pot = 0
         self.stakes_paid = [0] * self.n
@@ -155,6 +156,20 @@ class ClassicRummy(CardTable):
         self.turn_actor: str | None = None
         self.turn_deadline = 0
         self._reset_turn_state()
+
+    def _check_config(self) -> None:
+        """LOG-RULES for values of the right type that make no sense; defaults instead.
+        RULES.md §1: ``decks`` counts 52-card decks and ``jokers`` jokers (a negative count
+        is no deck, and no classic hand melds from jokers alone); ``rake_bps`` is basis
+        points of a rake "paid from the pot", so 0..10000 (past it the pot pays out more
+        than it holds and the winner gets a negative transfer)."""
+        cfg, defaults = self.config, self.config_defaults
+        for key, least, most in (("decks", 1, None), ("jokers", 0, None), ("rake_bps", 0, 10_000)):
+            value = cfg[key]
+            if value < least or (most is not None and value > most):
+                allowed = f"at least {least}" if most is None else f"between {least} and {most}"
+                self.ctx.integrity("LOG-RULES", f"rules.{key} must be {allowed}, got {value}")
+                cfg[key] = defaults[key]
 
     def _stake(self, seat: int, pid: str) -> None:
         stake = self.ctx.stake

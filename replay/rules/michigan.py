@@ -59,7 +59,8 @@ Decisions where RULES.md is silent (a careful reading, stated once here):
   division above, "among all players", goes to those still in). A RoundStarted while
   a deal is running is an MI-END violation: the unfinished deal has no winner and its
   kitty rolls into the next. A deal beyond ``deals`` (or after the game ended) is an
-  MI-END violation and is ignored together with its moves. A wrong ``dealer`` in
+  MI-END violation and is ignored; its moves are C-TURN violations (nobody is entitled
+  to act after the game's last deal) and are ignored. A wrong ``dealer`` in
   RoundStarted is an MI-END violation (MI-END is where §4 says the dealer moves left);
   the replay follows the platform's dealer (the hands were dealt from it). A wrong
   ``round`` number is a number the platform claims: a C-CLAIM discrepancy (RULES.md
@@ -385,9 +386,12 @@ class Michigan(Variant):
     # -- moves ----------------------------------------------------------------------------------
     def _mover(self, event: Event) -> int | None:
         """The acting seat of a move, or None (reported as C-TURN, move ignored)."""
-        if self.rogue:
-            return None
         actor = event["actor"]
+        if self.rogue:  # nobody is entitled to act in a deal past the game's (RULES.md C-TURN)
+            self.ctx.violation(
+                "C-TURN", f"{event['type']} by {actor} in a deal past the game's {self.total_deals} deals"
+            )
+            return None
         seat = self.index.get(actor)
         if seat is None:
             self.ctx.violation("C-TURN", f"{actor} is not seated at this game")
