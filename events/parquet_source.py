@@ -17,7 +17,9 @@ How a row becomes a line (decisions; EVENTS.md defines events as JSON objects on
 - Any other row is rebuilt from its columns, one key per column, in the file's column
   order: the envelope fields of EVENTS.md plus ``payload``. ``payload`` may be JSON
   text (what a mixed-type column has to be: our export writes it so) or a struct/map,
-  taken as is. A null ``hash``/``prev_hash`` means the field is absent (an unchained
+  taken as is (so a struct column shared by several event types, whose rows carry the
+  other types' fields as nulls, is quarantined for those extra fields: nothing guesses
+  which nulls were meant; write such a payload as JSON text). A null ``hash``/``prev_hash`` means the field is absent (an unchained
   log); any other null stays ``null`` and validation decides. A ``ts`` stored as a
   Parquet timestamp is written as EVENTS.md's ``YYYY-MM-DDTHH:MM:SS.mmmZ`` when it is a
   whole millisecond (else in ISO form, which validation rejects as a bad timestamp:
