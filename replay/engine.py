@@ -109,6 +109,8 @@ class GameEngine:
         self.variant_name = ""
         self.game_id = ""
         self.halted = False
+        #: the seq of the event that halted the fold (None: not halted, or before the game)
+        self.halted_at: int | None = None
         self.next_seq = 0  # the seq the next event should have (last_seq + 1)
         self.events_read = 0
         self.prev_hash = GENESIS_HASH
@@ -142,6 +144,12 @@ class GameEngine:
 
     def _finding(self, seq: int, rule: str, message: str, kind: str = INTEGRITY) -> None:
         self.findings.append(Finding(seq, rule, kind, message))  # type: ignore[arg-type]
+
+    def _halt(self, seq: int, rule: str, message: str) -> None:
+        """An integrity finding at ``seq`` that stops the fold (RULES.md §5)."""
+        self._finding(seq, rule, message)
+        self.halted = True
+        self.halted_at = seq
 
     def apply(self, event: Event) -> None:
         """Fold one event (a validated dict, original or current version) into the game.
@@ -203,8 +211,7 @@ class GameEngine:
                 else:
                     entry[0](self if entry[1] else self.variant, folded)
         except Halt as halt:
-            self._finding(seq, halt.rule, halt.message)
-            self.halted = True
+            self._halt(seq, halt.rule, halt.message)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             # Only an event that breaks the contract gets here (the project's readers
             # validate at the edge; a direct caller of replay() may not): say so and halt.
@@ -212,9 +219,8 @@ class GameEngine:
             reason = _contract_breach(event)
             if reason is None:
                 raise
-            self._finding(seq, "LOG-EVENT", f"{event['type']} v{event['v']} is not a valid "
-                          f"event ({reason}); the replay cannot follow it")
-            self.halted = True
+            self._halt(seq, "LOG-EVENT", f"{event['type']} v{event['v']} is not a valid "
+                       f"event ({reason}); the replay cannot follow it")
             return
         if self.observer is not None and not self.halted:
             self.observer(self, folded)
@@ -230,9 +236,8 @@ class GameEngine:
         if current is None:
             self._finding(seq, "LOG-EVENT", f"unknown event type {kind!r}; skipped")
             return
-        self._finding(seq, "LOG-EVENT", f"{kind} v{event['v']} is not a version this project "
-                      f"knows (v1..v{current}); the replay cannot follow it")
-        self.halted = True
+        self._halt(seq, "LOG-EVENT", f"{kind} v{event['v']} is not a version this project "
+                   f"knows (v1..v{current}); the replay cannot follow it")
 
     def unreadable(self, obj: dict[str, Any], reason: str, message: str) -> None:
         """A line of this game that is not a valid event (``reason``: the quarantine
@@ -266,8 +271,7 @@ class GameEngine:
         if reason == "unknown_type" or obj.get("type") in _SESSION_TYPES:
             self._finding(seq, "LOG-EVENT", f"{message}; skipped")
             return
-        self._finding(seq, "LOG-EVENT", f"{message}; the replay cannot follow it")
-        self.halted = True
+        self._halt(seq, "LOG-EVENT", f"{message}; the replay cannot follow it")
 
     def _check_order(self, event: Event, seq: int) -> bool:
         """Game id and seq order. False = skip the event."""
@@ -399,7 +403,15 @@ class GameEngine:
         if not self.transfers_logged or self.ctx is None:
             return
         computed = [(t.src, t.dst, t.amount) for t in self.ctx.transfers]  # Transfer.key()
-        claimed = [key for _, key in self.claimed]
+        claimed_at = self.claimed
+        if self.halted_at is not None:
+            # A halt ends the fold, not the judging of what came before it (RULES.md §5,
+            # C-CLAIM): the claims logged before the halting event are compared with the
+            # transfers computed before it, as for a log that ends there.
+            cut = self.halted_at
+            computed = [(t.src, t.dst, t.amount) for t in self.ctx.transfers if t.seq < cut]
+            claimed_at = [claim for claim in claimed_at if claim[0] < cut]
+        claimed = [key for _, key in claimed_at]
         if computed == claimed:  # the common case: the same transfers in the same order
             return
         if len(computed) == len(claimed):  # the same multiset in another order?
@@ -410,7 +422,7 @@ class GameEngine:
                 pass
         expected = Counter(computed)
         extra: list[tuple[int, tuple[str, str, int]]] = []
-        for seq, key in self.claimed:
+        for seq, key in claimed_at:
             if expected[key] > 0:
                 expected[key] -= 1
             else:
@@ -479,8 +491,7 @@ class GameEngine:
 
     def record(self) -> GameRecord:
         """Close the fold: check the transfer claims and return the record."""
-        if not self.halted:
-            self._check_transfers()
+        self._check_transfers()
         if self.ctx is None or self.variant is None:
             return GameRecord(self.game_id, self.variant_name, list(self.findings), self.halted,
                               Results([], {}, {}), [], self.events_read, self.last_seq, None,

@@ -495,7 +495,10 @@ class _Game:
         live = [p for p in self.seats if p in self.active]
         if self.mode == "tournament":
             ratio = int(self.rules.get("chip_ratio", 1))
-            for loser, w, amount in chip_payments(scores, self.stacks, ratio, self.in_round):
+            # "remainder in seat order": GameCreated.seats order (audit 9: the deal order
+            # from left of the dealer was passed, so a remainder went to the wrong winner)
+            seat_order = [p for p in self.seats if p in self.in_round]
+            for loser, w, amount in chip_payments(scores, self.stacks, ratio, seat_order):
                 self.stacks[loser] -= amount
                 self.stacks[w] += amount
                 self.move(loser, w, amount)
@@ -650,9 +653,16 @@ def _apply(g: _Game, e: Event) -> None:
             # only a card the pile does not hold stops the oracle
             if classic and (len(p["cards"]) != 1 or not g.pile or g.pile[-1] != p["cards"][0]):
                 raise Stop("not the top discard")
-            for c in p["cards"]:
-                take(g.pile, c)
-                hand.append(c)
+            n = len(p["cards"])
+            if n and g.pile[-n:] == list(p["cards"]):
+                # the cards come off the top (audit 9: ``take`` removed the deepest copy
+                # of a duplicated code, so with two decks the pile kept the taken card)
+                del g.pile[-n:]
+                hand.extend(p["cards"])
+            else:
+                for c in p["cards"]:
+                    take(g.pile, c)
+                    hand.append(c)
     elif t == "Discarded":
         if classic and actor == g.turn:
             g.had_turn.add(actor)
@@ -675,6 +685,13 @@ def _apply(g: _Game, e: Event) -> None:
         # §1 CL-AUTOPLAY: the player in turn, once both his clocks have run out (after a
         # unanimous Fresh the platform did not redeal, play is judged as it went on)
         if who != g.turn or g.now < g.deadline(who):
+            g.out.claims.append((e["seq"], "CL-AUTOPLAY", "violation"))
+        # §1 CL-AUTOPLAY: the system draws from the stock, except on the first player's
+        # first turn and (module notes) after the player's own draw: a missing or extra
+        # draw plays other cards than the rule gives (audit 9: the draw went unchecked)
+        owed = who == g.turn and who not in g.drawn and bool(g.stock) \
+            and not (who == g.first_player and who not in g.had_turn)
+        if who == g.turn and (p.get("drew") is not None) != owed:
             g.out.claims.append((e["seq"], "CL-AUTOPLAY", "violation"))
         if who == g.turn:
             g.had_turn.add(who)

@@ -312,6 +312,7 @@ class Ref:
         self.fresh_pending = False
         self.fresh_flagged = False
         self.turn_start = 0
+        self.redeals = 0  # unanimous Fresh redeals dealt so far (RoundStarted.redeal)
         self.had_turn: set[str] = set()
         self.taken: str | None = None  # classic: the pile card taken this turn
         self.taken_had = 0  # copies of it held before the draw
@@ -368,6 +369,10 @@ class Ref:
             if self.dealt:
                 if not self.fresh_pending:
                     self.find(seq, "CL-FRESH")
+                else:
+                    self.redeals += 1
+                    if redeal != self.redeals:  # EVENTS.md: n for the n-th Fresh redeal
+                        self.find(seq, "CL-FRESH")
             elif redeal != 0:
                 self.find(seq, "CL-FRESH")
             dealer = self.dealer0
@@ -472,6 +477,10 @@ class Ref:
             self.turn = actor
             self.started = False  # his move is then judged as his turn's (a draw first)
             self.first_turn = False
+            # CL-TIMER times "a move of the player in turn": this one was not, so his
+            # seized turn's clock starts with it (audit 9: it was timed from the clock of
+            # the turn he broke into, a CL-TIMER finding the spec does not make)
+            self.turn_start = ms(e["ts"])
             self.taken = None
             self.pile_draw = []
             self.bottom_used = True
@@ -748,6 +757,11 @@ class Ref:
         who = p["player"]
         if who not in self.hands or who not in self.active:
             raise Halt(f"{who} holds no cards")
+        if self.classic and self.fresh_pending and not self.fresh_flagged:
+            # CL-FRESH: after a unanimous Fresh the round is redealt; an auto-play is the
+            # platform playing on instead, as a move is (audit 9: only moves were checked)
+            self.find(e["seq"], "CL-FRESH")
+            self.fresh_flagged = True
         hand = self.hands[who]
         if p.get("drew") is not None:
             if not self.stock or self.stock[0] != p["drew"]:

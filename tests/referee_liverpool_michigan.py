@@ -601,7 +601,11 @@ class Liverpool(_Referee):
         if self.in_round and self.turn == player:
             self.new_turn(self.next_active(self.seats.index(player)))
             if self.live is not None and self.live.state == "buy":
-                self.live.state = "closed"
+                # LV-BUY is worded by "the player after the discarder": with the leaver
+                # gone that is the new player in turn, who has not drawn; the discard is
+                # his to take, or buyable once he draws from the stock (audit 9: it was
+                # closed here, a reading no sentence of §3 gives; the engine's too)
+                self.live.state = "open"
 
     def restock(self, p: dict[str, Any]) -> None:
         """C-RESTOCK: the pile but its top, once the stock is empty. A card from outside
