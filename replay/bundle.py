@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import lzma
 import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -55,7 +57,7 @@ from ..events.checkpoint import (
     latest_checkpoint,
     verify_proof_document,
 )
-from ..events.hashing import chain, verify_chain
+from ..events.hashing import chain, event_hash, verify_chain
 from ..events.ingest import parse_line
 from ..events.models import EventError
 from ..events.store import EventStore
@@ -172,7 +174,9 @@ def parse_events_jsonl(data: bytes, game_id: str | None = None) -> ParsedEvents:
         out.chained_by, linked = "mixed", written
         out.problems.append("some events carry hash fields and some do not")
     out.problems.extend(f"seq {seq}: {problem}" for seq, problem in verify_chain(linked))
-    out.last_hash = linked[-1].get("hash")
+    # What the inclusion proof must be about: the last event's hash recomputed from its
+    # content (docs/disputes.md), never the hash field the line merely declares.
+    out.last_hash = event_hash(linked[-1])
     out.events = [upcast(e) for e in linked]
     return out
 
@@ -341,31 +345,43 @@ def _zip(members: Mapping[str, bytes], when: tuple[int, int, int, int, int, int]
 _HAND_CHECK = '''\
 import hashlib, json, sys, zipfile
 
-def jcs(value):  # RFC 8785 for integer-only JSON (exact for keys in the BMP)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+def check(ok, message):  # not assert: `python3 -O` would skip every check
+    if not ok:
+        sys.exit("FAILED: " + message)
+
+def jcs(value):  # RFC 8785 for integer-only JSON: keys in UTF-16 code unit order
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda item: item[0].encode("utf-16-be"))
+        return b"{" + b",".join(jcs(k) + b":" + jcs(v) for k, v in items) + b"}"
+    if isinstance(value, list):
+        return b"[" + b",".join(jcs(v) for v in value) + b"]"
+    return json.dumps(value, ensure_ascii=False).encode()
 
 z = zipfile.ZipFile(sys.argv[1])
 manifest = json.loads(z.read("manifest.json"))
+game = manifest["game_id"]
 for name, want in manifest["members"].items():
-    assert hashlib.sha256(z.read(name)).hexdigest() == want["sha256"], "manifest: " + name
+    check(hashlib.sha256(z.read(name)).hexdigest() == want["sha256"], "manifest: " + name)
 prev = "0" * 64
-for line in z.read("events.jsonl").decode().splitlines():
+for line in z.read("events.jsonl").decode().split("\\n")[:-1]:  # not splitlines(): U+2028
     event = json.loads(line)
+    check(event["game_id"] == game, "seq %d is not an event of game %s" % (event["seq"], game))
     if "hash" in event:  # chained by the producer
-        assert event["prev_hash"] == prev, "chain broken at seq %d" % event["seq"]
+        check(event["prev_hash"] == prev, "chain broken at seq %d" % event["seq"])
         body = {k: v for k, v in event.items() if k != "hash"}
-        assert hashlib.sha256(jcs(body)).hexdigest() == event["hash"], "edited seq %d" % event["seq"]
+        check(hashlib.sha256(jcs(body)).hexdigest() == event["hash"], "edited seq %d" % event["seq"])
         prev = event["hash"]
     else:  # chained by the store at ingest: hash = sha256(JCS(event + prev_hash))
         prev = hashlib.sha256(jcs(dict(event, prev_hash=prev))).hexdigest()
 proof = json.loads(z.read("proof.json"))
-assert proof["last_event_hash"] == prev, "the proof is about other events"
+check(proof["game_id"] == game, "the proof is for another game")
+check(proof["last_event_hash"] == prev, "the proof is about other events")
 index, size = proof["leaf_index"], proof["checkpoint"]["tree_size"]
-assert 0 <= index < size, "leaf index outside the tree"
+check(0 <= index < size, "leaf index outside the tree")
 r = hashlib.sha256(b"\\x00" + bytes.fromhex(prev)).digest()  # the leaf hash
 fn, sn = index, size - 1  # RFC 9162 section 2.1.3.2
 for sibling in map(bytes.fromhex, proof["inclusion_path"]):
-    assert sn > 0, "inclusion path too long"
+    check(sn > 0, "inclusion path too long")
     if fn & 1 or fn == sn:
         r = hashlib.sha256(b"\\x01" + sibling + r).digest()
         while not fn & 1 and fn:
@@ -373,8 +389,8 @@ for sibling in map(bytes.fromhex, proof["inclusion_path"]):
     else:
         r = hashlib.sha256(b"\\x01" + r + sibling).digest()
     fn, sn = fn >> 1, sn >> 1
-assert sn == 0, "inclusion path too short"
-assert r.hex() == proof["checkpoint"]["root_hash"], "the path does not lead to the root"
+check(sn == 0, "inclusion path too short")
+check(r.hex() == proof["checkpoint"]["root_hash"], "the path does not lead to the root")
 print("OK: game", proof["game_id"], "is leaf", index, "of the tree of size", size,
       "with root", r.hex(), "- now compare size and root with the published checkpoint")
 '''
@@ -548,7 +564,10 @@ def _open_archive(data: bytes, result: BundleCheck) -> dict[str, bytes] | None:
                 continue
             try:
                 members[info.filename] = archive.read(info)
-            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError,
+                    NotImplementedError, zlib.error, lzma.LZMAError) as exc:
+                # bad deflate data, an encrypted member, an unknown compression method:
+                # damage to report, never a crash of the checker
                 problems.append(f"{info.filename} is damaged ({exc})")
     if MANIFEST not in members:
         result.usable = False
@@ -580,6 +599,10 @@ def _check_manifest(members: Mapping[str, bytes], manifest: Mapping[str, Any],
             problems.append(f"{name} is not listed")
         elif want.get("sha256") != _sha256(members[name]) or want.get("bytes") != len(members[name]):
             problems.append(f"{name}: SHA-256 or size does not match")
+    readme = members.get(README)
+    if readme is not None and readme.split(b"check.py\n--------\n", 1)[-1] != _HAND_CHECK.encode():
+        problems.append("README.txt's check script is not the one rummyguard writes"
+                        + _version_note(manifest))
     html = manifest.get("html")
     included = isinstance(html, Mapping) and html.get("included") is True
     if included != (HTML in members):
@@ -598,7 +621,9 @@ def _check_chain(members: Mapping[str, bytes], manifest: Mapping[str, Any],
         return None
     parsed = parse_events_jsonl(data, result.game_id)
     declared = manifest.get("events")
-    if isinstance(declared, Mapping) and parsed.readable:
+    if not isinstance(declared, Mapping):
+        parsed.problems.append("manifest.json declares no events (count, chain mode)")
+    elif parsed.readable:
         if declared.get("chained_by") != parsed.chained_by:
             parsed.problems.append(
                 f"manifest says chained by {declared.get('chained_by')}, "
@@ -627,8 +652,24 @@ def _check_chain(members: Mapping[str, bytes], manifest: Mapping[str, Any],
     return parsed if parsed.readable else None
 
 
+def _manifest_claims(manifest: Mapping[str, Any], proof: Mapping[str, Any]) -> None:
+    """The manifest's checkpoint, leaf index and last event hash are the proof's: a
+    person reads them there, so a manifest that says otherwise must not pass."""
+    events = manifest.get("events")
+    claims = (
+        ("checkpoint", manifest.get("checkpoint"), proof.get("checkpoint")),
+        ("leaf_index", manifest.get("leaf_index"), proof.get("leaf_index")),
+        ("events.last_event_hash", events.get("last_event_hash") if isinstance(events, Mapping)
+         else None, proof.get("last_event_hash")),
+    )
+    for name, says, proven in claims:
+        if says != proven:
+            raise ProofError(f"manifest.json {name} {says!r} is not proof.json's {proven!r}")
+
+
 def _check_inclusion(members: Mapping[str, bytes], parsed: ParsedEvents | None,
-                     trusted: TrustedCheckpoint | None, result: BundleCheck) -> None:
+                     manifest: Mapping[str, Any], trusted: TrustedCheckpoint | None,
+                     result: BundleCheck) -> None:
     proof = _load_json(members, PROOF)
     checkpoint = _load_json(members, CHECKPOINT)
     if not isinstance(proof, Mapping) or proof.get("format") != PROOF_FORMAT:
@@ -643,6 +684,7 @@ def _check_inclusion(members: Mapping[str, bytes], parsed: ParsedEvents | None,
         if checkpoint != proof.get("checkpoint"):
             raise ProofError("checkpoint.json is not the checkpoint the proof is against")
         verify_proof_document(proof, game_id=result.game_id, last_event_hash=last_hash)
+        _manifest_claims(manifest, proof)
     except ProofError as exc:
         result.add("inclusion", "fail", str(exc))
     else:
@@ -708,8 +750,9 @@ def _check_replay(members: Mapping[str, bytes], parsed: ParsedEvents | None,
     if parsed is None:
         result.add("replay", "fail", "not replayed: events.jsonl is not readable")
         return
-    derived = orjson.loads(_json(replay_report(parsed.events)))
-    if report == derived:
+    expected = _json(replay_report(parsed.events))
+    derived = orjson.loads(expected)
+    if members[REPORT] == expected:  # byte for byte: what a person reads is what was checked
         record = derived["record"]
         verdict = "clean" if record["clean"] else f"{len(record['findings'])} finding(s)"
         result.add(
@@ -720,7 +763,9 @@ def _check_replay(members: Mapping[str, bytes], parsed: ParsedEvents | None,
     else:
         result.add(
             "replay", "fail",
-            f"report.json differs from the replay: {_first_difference(report, derived)}"
+            "report.json differs from the replay: "
+            + (_first_difference(report, derived) if report != derived else
+               "same values, other bytes (duplicate keys, number types or layout)")
             + _version_note(manifest),
         )
 
@@ -775,7 +820,7 @@ def check_bundle(data: bytes, trusted: TrustedCheckpoint | None = None) -> Bundl
     result.game_id = manifest["game_id"]
     _check_manifest(members, manifest, result)
     parsed = _check_chain(members, manifest, result)
-    _check_inclusion(members, parsed, trusted, result)
+    _check_inclusion(members, parsed, manifest, trusted, result)
     _check_replay(members, parsed, manifest, result)
     _check_html(members, parsed, manifest, result)
     return result

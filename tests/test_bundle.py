@@ -480,6 +480,10 @@ def test_a_checkpoint_root_that_is_not_the_trusted_one(world: dict[str, Any]) ->
         proof["checkpoint"].update(tree_size=5, root_hash=tree.root().hex())
         members["proof.json"] = orjson.dumps(proof)
         members["checkpoint.json"] = orjson.dumps(proof["checkpoint"])
+        manifest = orjson.loads(members["manifest.json"])  # what a person reads: the same
+        manifest.update(checkpoint=proof["checkpoint"], leaf_index=0)
+        manifest["events"]["last_event_hash"] = events[-1]["hash"]
+        members["manifest.json"] = orjson.dumps(manifest)
 
     forged = forge(world["bundles"]["g-prod"], rebuild)
     alone = check_bundle(forged)
