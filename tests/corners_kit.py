@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -650,18 +650,25 @@ def r500_faults(events: Events) -> Iterator[Fault]:
 # -- Liverpool ----------------------------------------------------------------------------------
 
 
+def _at_most(limit: int) -> Callable[[str], bool]:
+    """A counter per kind of fault: True for the first ``limit`` asks of each kind (so a
+    game gets a few of each fault, not one per chance)."""
+    made: dict[str, int] = {}
+
+    def once(kind: str) -> bool:
+        made[kind] = made.get(kind, 0) + 1
+        return made[kind] <= limit
+
+    return once
+
+
 def liverpool_faults(events: Events) -> Iterator[Fault]:
     """Buy-window corners the generic mutants do not build: a buy of a card already
     buried (C-HOLD), a wrong penalty card (C-HOLD), a buy after the round ended, a buy by
     a player who left, a buy when the next player took the discard as his draw."""
     from referee_liverpool_michigan import walk
 
-    made: dict[str, int] = {}
-
-    def once(kind: str) -> bool:
-        made[kind] = made.get(kind, 0) + 1
-        return made[kind] <= 2
-
+    once = _at_most(2)
     left: list[str] = []
     for i, st in walk(events):
         e = events[i]
@@ -740,12 +747,7 @@ def michigan_faults(events: Events) -> Iterator[Fault]:
     dealer (legal: "any one player")."""
     from referee_liverpool_michigan import walk
 
-    made: dict[str, int] = {}
-
-    def once(kind: str) -> bool:
-        made[kind] = made.get(kind, 0) + 1
-        return made[kind] <= 2
-
+    once = _at_most(2)
     left: list[str] = []
     for i, st in walk(events):
         e = events[i]
