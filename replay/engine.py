@@ -17,6 +17,9 @@ Decisions on claims (RULES.md C-CLAIM, EVENTS.md):
   without ``GameEnded`` may be cut short (a game still in progress), so its missing
   transfers are not a finding ("a claim the platform did not log is not a finding").
   Logged transfers that are not due are reported at the first such event either way.
+- A game that halts is judged up to the halting event: the claims logged before it
+  against the transfers computed before it, as for a log that ends there (the halt ends
+  the fold, it does not cancel what was found before).
 - ``GameEnded.net`` is compared player by player; a key for a seated player the claim
   leaves out counts as a claimed 0. A key that names no seated player (``house``) is
   compared with what that pool gained by the computed transfers, so a true rake claim
