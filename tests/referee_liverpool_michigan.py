@@ -736,13 +736,19 @@ class Michigan(_Referee):
     def starter_after_stop(self) -> str:
         """MI-STOP: the last player, else (no card of another suit) the right passes left
         (decided here: to the first player who has a card of another suit; if nobody has,
-        the last player starts with what he has)."""
+        the last player starts with what he has, or, if he has left, the first active player
+        after him who has cards)."""
         assert self.last_player is not None
         seat = self.seats.index(self.last_player)
         order = [self.last_player] + [q for q in self.order_from_left_of(seat)
                                       if q != self.last_player]
         for q in order:
             if q in self.active and any(c[1] != self.stopped_suit for c in self.hands[q]):
+                return q
+        # nobody has another suit: the first active player (in the same order) with cards;
+        # a last player who has left cannot start
+        for q in order:
+            if q in self.active and sum(self.hands[q].values()) > 0:
                 return q
         return self.last_player
 
