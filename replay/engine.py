@@ -198,10 +198,20 @@ class GameEngine:
         if entry is None or event["v"] != entry[2]:  # not the common case: version checks
             current = CURRENT_VERSION.get(event["type"])
             if event["v"] != current:
+                if type(event["v"]) is not int:  # "2", null: no version (a direct caller's)
+                    self._breach(event, seq)
+                    return
                 if current is None or not 0 < event["v"] < current:
                     self._unreadable(event, seq, current)
                     return
-                folded = upcast(event)
+                try:
+                    folded = upcast(event)
+                except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                    # an older-version event that breaks the contract: the same LOG-EVENT
+                    # halt as a current-version one, never an exception (EVENTS.md: v1 and
+                    # v2 say the same thing, so they must be judged the same)
+                    self._breach(event, seq)
+                    return
         ctx = self.ctx
         try:
             if ctx is None:
@@ -219,14 +229,20 @@ class GameEngine:
             # Only an event that breaks the contract gets here (the project's readers
             # validate at the edge; a direct caller of replay() may not): say so and halt.
             # A valid event that raises is a bug of ours, and is raised.
-            reason = _contract_breach(event)
-            if reason is None:
+            if _contract_breach(event) is None:
                 raise
-            self._halt(seq, "LOG-EVENT", f"{event['type']} v{event['v']} is not a valid "
-                       f"event ({reason}); the replay cannot follow it")
+            self._breach(event, seq)
             return
         if self.observer is not None and not self.halted:
             self.observer(self, folded)
+
+    def _breach(self, event: Event, seq: int) -> None:
+        """An event that breaks the contract (EVENTS.md), given by a direct caller of
+        :func:`replay` or read from a store line edited behind ingest's back: a LOG-EVENT
+        halt that says why (the state cannot follow an event it cannot read)."""
+        reason = _contract_breach(event) or "its payload cannot be upcast"
+        self._halt(seq, "LOG-EVENT", f"{event['type']} v{event['v']} is not a valid "
+                   f"event ({reason}); the replay cannot follow it")
 
     def _unreadable(self, event: Event, seq: int, current: int | None) -> None:
         """An event of a type not in the catalog, or of a version the project does not
@@ -238,6 +254,10 @@ class GameEngine:
         kind = event["type"]
         if current is None:
             self._finding(seq, "LOG-EVENT", f"unknown event type {kind!r}; skipped")
+            return
+        if kind in _SESSION_TYPES:  # no game state: skipped, as GameEngine.unreadable does
+            self._finding(seq, "LOG-EVENT", f"{kind} v{event['v']} is not a version this "
+                          f"project knows (v1..v{current}); skipped")
             return
         self._halt(seq, "LOG-EVENT", f"{kind} v{event['v']} is not a version this project "
                    f"knows (v1..v{current}); the replay cannot follow it")
