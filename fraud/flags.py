@@ -62,7 +62,8 @@ MECH_SIGNALS: dict[str, list[tuple[str, int]]] = {
                      ("lose_z", 1), ("flow_z", 1), ("hu_games", 1)],
     "multi_account": [("shared_devices", 1), ("shared_ips", 1), ("co_share", 1), ("tie_z", 1),
                       ("co_lift", 1)],
-    "bot": [("think_sd", -1), ("think_sd_draw", -1), ("think_diff_corr", -1), ("slow_share", -1)],
+    "bot": [("think_sd", -1), ("think_sd_draw", -1), ("think_diff_corr", -1), ("slow_share", -1),
+            ("think_sd_all", -1)],
     "hidden_card": [("hc_z", 1), ("stock_z", 1), ("hc_tie_z", 1), ("mi_tie_z", 1),
                     ("hc_all_z", 1), ("stock_informed", 1), ("hc_tie_t", 1), ("stock_edge", 1)],
     "timeout_abuse": [("auto_disc_z", 1), ("auto_hand_z", 1), ("auto_disc_share", 1),
@@ -222,8 +223,8 @@ def _round_end_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str,
         "WHERE player IN (?, ?) AND player <> ender AND points_left = lo AND k >= 3 "
         "ORDER BY game_id, seq LIMIT ?", [a, b, a, b, limit]).fetchall()
     return [{"game_id": g, "seq": s,
-             "what": f"{e} ended the round while {p} held the least at the table: {n} cards "
-                     f"({pts} points at 5/10/15 a card)"}
+             "what": f"{e} ended the round while {p} held the least at the table: {n} "
+                     f"card{'' if n == 1 else 's'} ({pts} points at 5/10/15 a card)"}
             for g, s, e, p, pts, n in rows]
 
 
@@ -405,8 +406,16 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
         "SELECT game_id, seq, think_ms, difficulty FROM fraud.moves WHERE player = ? AND "
         "type = 'Discarded' AND NOT auto ORDER BY difficulty DESC, think_ms, game_id, seq LIMIT ?",
         [p, limit]).fetchall()
-    return [{"game_id": g, "seq": s, "what": f"{p} discarded at difficulty {d} in {t} ms"}
-            for g, s, t, d in rows]
+    ev = [{"game_id": g, "seq": s, "what": f"{p} discarded at difficulty {d} in {t} ms"}
+          for g, s, t, d in rows]
+    if not ev:  # Michigan has no discards: the timed moves think_sd_all is made of
+        rows = con.execute(
+            "SELECT game_id, seq, type, think_ms FROM fraud.moves WHERE player = ? AND seat >= 0 "
+            "AND NOT auto AND think_ms < 30000 AND type NOT IN ('PlayerLeft', 'FreshPressed', "
+            "'AutoPlayed') ORDER BY game_id, seq LIMIT ?", [p, limit]).fetchall()
+        ev = [{"game_id": g, "seq": s, "what": f"{p} made a {t} move in {ms} ms"}
+              for g, s, t, ms in rows]
+    return ev
 
 
 # -- building the flags -------------------------------------------------------------------------
@@ -492,9 +501,9 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
                                         float(qrows[k]["anomaly"]))
             links.append((w, k, m))
         links.sort(key=lambda t: (-t[0], t[1]))
-        signals = [{"signal": "internal_links", "value": ring.edges, "population_median": None,
-                    "percentile": None, "suspicious_when": "evidence count"}]
-        signals += _ring_signals(pairs, [k for _, k, _ in links], qindex, mech, q_pct, q_med)
+        signals = _ring_signals(pairs, [k for _, k, _ in links], qindex, mech, q_pct, q_med)
+        signals.append({"signal": "internal_links", "value": ring.edges, "population_median": None,
+                        "percentile": None, "suspicious_when": "evidence count"})
         ev: list[dict[str, Any]] = []
         for _, (a, b), _m in links:
             ev += [e for e in evidence_for(con, mech, [a, b], limit=2) if e not in ev]

@@ -122,10 +122,10 @@ def test_ring_flag_names_its_mechanism_and_signals_against_the_pair_population()
     assert row["subject_kind"] == "ring" and row["subject"] == "a|b|c"
     assert row["mechanism"] == "card_feeding"  # was "ring": no mechanism at all
     sig = orjson.loads(row["signals"])
-    assert sig[0] == {"signal": "internal_links", "value": 3, "population_median": None,
-                      "percentile": None, "suspicious_when": "evidence count"}
-    assert sig[1]["signal"] == "collude_z" and sig[1]["value"] == 20.0 and sig[1]["pair"] == "a|b"
-    assert sig[1]["percentile"] == round(1 - 0.5 / 9, 4) and sig[1]["population_median"] is not None
+    assert sig[-1] == {"signal": "internal_links", "value": 3, "population_median": None,
+                       "percentile": None, "suspicious_when": "evidence count"}
+    assert sig[0]["signal"] == "collude_z" and sig[0]["value"] == 20.0 and sig[0]["pair"] == "a|b"
+    assert sig[0]["percentile"] == round(1 - 0.5 / 9, 4) and sig[0]["population_median"] is not None
     ev = orjson.loads(row["evidence"])
     assert [(e["game_id"], e["seq"]) for e in ev] == [("g7", 12)]
     assert ev[0]["what"].startswith("a discarded 8C: meld gain 2 to b's hidden hand")
