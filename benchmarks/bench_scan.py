@@ -1,8 +1,10 @@
 """Scan speed: replay + facts + features + scoring + flags over a store of N games.
 
-    python benchmarks/bench_scan.py BASE.jsonl --games 10000 100000 [--workers 2]
+    python -m benchmarks.bench_scan [BASE.jsonl] --games 10000 100000 [--workers 2]
 
-BASE is a simulated world (``rummyguard simulate`` / sim.world). It is ingested once
+BASE is a simulated world (``rummyguard simulate`` / sim.world; without one, a world of
+2,500 classic, Rummy 500 and Michigan games, seed 1101, simulated once and kept under
+benchmarks/_work/, so ``make bench`` runs this harness too). It is ingested once
 into a fresh store; to reach N games its games are replicated inside the store by SQL
 (``game_id`` and ``event_id`` suffixed ``~rK``, raw JSON rewritten to match), so the
 per-game work is that of real simulated games while the world grows. Replicas keep the
@@ -61,12 +63,34 @@ def build_store(base: Path, games: int, path: Path) -> int:
         store.close()
 
 
+def default_base() -> Path:
+    """The base world when none is given: simulated once (seeded), then reused."""
+    work = Path(__file__).parent / "_work"
+    work.mkdir(exist_ok=True)
+    path = work / "scan-base-2500.jsonl"
+    if path.exists():
+        return path
+    from rummyguard.sim.world import WorldConfig, build_world, run_world
+
+    tmp = path.with_suffix(".tmp")
+    config = WorldConfig(games=2500, seed=1101, variants=("classic", "r500", "michigan"),
+                         workers=os.cpu_count() or 1)
+    with tmp.open("wb") as out:
+        run_world(build_world(config), out.write)
+    tmp.rename(path)
+    return path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("base", type=Path)
+    ap.add_argument("base", type=Path, nargs="?", default=None,
+                    help="a simulated world, JSONL (default: 2,500 games, seed 1101, simulated "
+                         "once under benchmarks/_work/)")
     ap.add_argument("--games", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
+    if args.base is None:
+        args.base = default_base()
     for n in args.games:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "bench.duckdb"

@@ -30,9 +30,10 @@ app = typer.Typer(
     name="rummyguard",
     help=(
         "Event-sourced replay and anti-fraud analytics for online rummy.\n\n"
-        "Store a platform's event log (ingest, verify-log, export, sql), replay any game "
-        "to settle a dispute (verify, replay), and scan the log for collusion and unfair "
-        "play (simulate, scan, flags, eval)."
+        "Store a platform's event log (schema, ingest, verify-log, export, sql), replay any "
+        "game to settle a dispute (verify, replay) and hand over the proof (checkpoint, "
+        "prove, dispute, check-bundle), and scan the log for collusion and unfair play "
+        "(simulate, scan, flags, eval). `rummyguard demo` runs it all on a small world."
     ),
     no_args_is_help=True,
     add_completion=False,

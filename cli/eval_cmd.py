@@ -70,8 +70,8 @@ def eval_(
                                              show_default=False),
     model_path: str | None = typer.Option(
         None, "--model", help="Score the test world with this saved model instead of training, "
-        "or with 'builtin' (the model `scan` uses by default) (no leave-one-mechanism-out "
-        "without --train).", show_default=False),
+        "or with 'builtin', the model `scan` uses by default. Without --train there is no "
+        "leave-one-mechanism-out run.", show_default=False),
     save_model: Path | None = typer.Option(None, "--save-model", help="Write the trained model here.",
                                            show_default=False),
     report: Path | None = typer.Option(None, "--report", help="Write the report tables (Markdown) here.",

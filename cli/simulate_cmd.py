@@ -36,9 +36,11 @@ def simulate(
                                 help="Processes (0 = one per core). Output does not depend on it."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
 ) -> None:
-    """Play a synthetic world: players with skill, style and timing seated by a lobby,
-    planted fraud (card feeding, soft play, chip dumping, bots, hidden-card knowledge,
-    multi-accounting, timeout/Fresh abuse) and hard negatives, and optional platform faults.
+    """Play a synthetic platform with planted fraud, ground-truth labels and optional faults.
+
+    Players with skill, style and timing are seated by a lobby; planted fraud (card feeding,
+    soft play, chip dumping, bots, hidden-card knowledge, multi-accounting, timeout/Fresh
+    abuse) and hard negatives play among them.
 
     Every game replays clean except the planted faults, each listed in the labels with
     the finding it must produce. Exactly one of --out and --db.

@@ -34,11 +34,14 @@ def test_rule_id_is_named_by_a_test_or_its_expected_data(rule: str) -> None:
     assert named, f"no test or expected-findings file names {rule}"
 
 
-def test_committed_rules_copy_is_the_shared_one() -> None:
-    shared = SHARED_EXAMPLES.parent / "RULES.md"
+@pytest.mark.parametrize("name", ["RULES.md", "EVENTS.md"])
+def test_committed_spec_copy_is_the_shared_one(name: str) -> None:
+    """A clone carries a copy of the spec (tests/data/spec/) for readers without the shared
+    folder; it must be the shared text, byte for byte."""
+    shared = SHARED_EXAMPLES.parent / name
     if not shared.exists():
         pytest.skip("shared/spec is not beside the checkout: only the copy is available")
-    assert (COPY / "RULES.md").read_bytes() == shared.read_bytes()
+    assert (COPY / name).read_bytes() == shared.read_bytes()
 
 
 @pytest.mark.parametrize("rule", IDS)
