@@ -1,5 +1,5 @@
 """``python -m rummyguard.cli``: the same as the ``rummyguard`` command."""
 
-from .app import main
+from .entry import main
 
 main()

@@ -61,7 +61,3 @@ app.command("scan")(scan_cmd.scan)
 app.command("flags")(flags_cmd.flags)
 app.command("eval")(eval_cmd.eval_)
 app.command("simulate")(simulate_cmd.simulate)
-
-
-def main() -> None:
-    app()

@@ -48,7 +48,31 @@ def db_path(db: Path | None) -> Path:
         if not is_store:
             fail(f"cannot open store {path}: it is not a rummyguard store (not a DuckDB "
                  f"database file); --db or ${DB_ENV} names the store, e.g. ./{DEFAULT_DB}")
+        if _foreign_duckdb(path):
+            fail(f"cannot open store {path}: it is a DuckDB database but not a rummyguard "
+                 f"store (it has tables and no store.meta); nothing was written to it")
     return path
+
+
+def _foreign_duckdb(path: Path) -> bool:
+    """Whether a DuckDB file holds someone else's tables and no rummyguard store schema.
+
+    Without this check EventStore.open runs its CREATE ... IF NOT EXISTS on the file, so
+    even a read command (verify, replay, export, checkpoint) would add the store schema to
+    another application's database and report "no games". An empty DuckDB file is fine
+    (a new store). A file locked by a writer is left to EventStore.open to report."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        rows = con.execute("SELECT table_schema, table_name FROM information_schema.tables"
+                           ).fetchall()
+    finally:
+        con.close()
+    return bool(rows) and ("store", "meta") not in rows
 
 
 #: What reading a truncated or corrupt gzip stream raises (EOFError on a cut-off stream,

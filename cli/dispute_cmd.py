@@ -117,6 +117,8 @@ def check_bundle_cmd(
         if not _HEX64.fullmatch(root):
             fail("--root must be 64 hex digits (a SHA-256)")
         trusted = TrustedCheckpoint(size, root.lower())
+    if file.is_dir():
+        fail(f"{file} is a directory; give the bundle's zip file")
     if not file.is_file():
         fail(f"no such file: {file}")
     result = check_bundle(file.read_bytes(), trusted)

@@ -8,7 +8,16 @@ from typing import Any
 
 import typer
 
-from .common import check_output_file, console, err_console, fail, one_line, print_json, write_output
+from .common import (
+    check_input_files,
+    check_output_file,
+    console,
+    err_console,
+    fail,
+    one_line,
+    print_json,
+    write_output,
+)
 
 
 def _world(source: list[Path], labels: Path, workers: int, save: Path | None = None) -> Any:
@@ -52,8 +61,15 @@ def _world(source: list[Path], labels: Path, workers: int, save: Path | None = N
         finally:
             store.close()
     else:
-        total, batches = jsonl_game_batches(source)
-        tables = run_facts(batches, workers=workers if total > 400 else 0)
+        check_input_files(source)
+        try:
+            total, batches = jsonl_game_batches(source)
+            tables = run_facts(batches, workers=workers if total > 400 else 0)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # orjson.JSONDecodeError is a ValueError; a JSON array or a line that is not an
+            # event object fails as TypeError/KeyError/AttributeError in the game grouping.
+            fail(f"cannot read {', '.join(map(str, source))} as a JSONL event log: "
+                 f"{one_line(exc)} (validate it with `rummyguard ingest` or `verify`)")
     if save is not None:
         write_parquet(tables, save)
     return World.from_con(memory_db(tables), truth)
@@ -77,9 +93,9 @@ def eval_(
     report: Path | None = typer.Option(None, "--report", help="Write the report tables (Markdown) here.",
                                        show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the full report as one JSON object."),
-    boots: int = typer.Option(200, "--boots", help="Bootstrap resamples for the 95% intervals."),
+    boots: int = typer.Option(200, "--boots", min=0, help="Bootstrap resamples for the 95% intervals."),
     lomo: bool = typer.Option(True, "--lomo/--no-lomo", help="Run the leave-one-mechanism-out refits."),
-    workers: int = typer.Option(min(2, os.cpu_count() or 1), "--workers", help="Processes for the facts map."),
+    workers: int = typer.Option(min(2, os.cpu_count() or 1), "--workers", min=0, help="Processes for the facts map."),
     save_facts: Path | None = typer.Option(
         None, "--save-facts", help="Write each world's facts as Parquet into DIR/train and DIR/test; "
         "pass such a folder as --train/--test later to skip the replay.", show_default=False),

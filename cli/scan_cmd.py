@@ -59,6 +59,8 @@ def scan(
         fail(f"--engine must be local or ray, not {engine!r}")
     if engine == "local" and (address is not None or from_parquet is not None):
         fail("--address and --from-parquet go with --engine ray")
+    if parquet is not None and parquet.exists() and not parquet.is_dir():
+        fail(f"--parquet {parquet} exists and is not a folder (it names the folder to write into)")
     if not db_path(db).is_file():
         fail(f"no store at {db_path(db)} (run `rummyguard ingest` first)")
     try:

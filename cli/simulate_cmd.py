@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import os
 from collections.abc import Callable
@@ -114,10 +115,12 @@ def _sink(out: Path | None, store: Any | None) -> tuple[Callable[[bytes], None],
     file under a ``.gz`` name would fool ``gunzip`` and everyone else), with no time or
     name in the gzip header, so the same seed still gives the same bytes."""
     if out is not None:
+        part = out.with_name(out.name + ".part")  # renamed onto --out only when complete
         try:
-            raw = out.open("wb")
+            raw = part.open("wb")
         except OSError as exc:
             fail(f"cannot write --out {out}: {one_line(exc)}")
+        atexit.register(part.unlink, missing_ok=True)  # interrupted or failed: no partial file
         handle: IO[bytes] = (gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
                              if out.suffix == ".gz" else raw)
 
@@ -127,6 +130,7 @@ def _sink(out: Path | None, store: Any | None) -> tuple[Callable[[bytes], None],
         def close() -> str:
             handle.close()
             raw.close()
+            part.replace(out)
             return f"wrote {out}"
 
         return write, close

@@ -1047,9 +1047,27 @@ class _Writer(threading.Thread):
 
     def finish(self) -> None:
         self.queue.put(None)
-        self.join()
+        try:
+            self.join()
+        except KeyboardInterrupt:  # Ctrl-C while the last batch commits: let it end first
+            self.stop()
+            raise
         if self.error is not None:
             raise self.error
+
+    def stop(self) -> None:
+        """End the thread after the batch in hand (committed or rolled back as a whole),
+        skipping what is queued: the store may close only once no DuckDB call is running.
+        Waits through further Ctrl-Cs: a batch is never cut off in the middle."""
+        if self.error is None:
+            self.error = KeyboardInterrupt()
+        while self.is_alive():
+            try:
+                with contextlib.suppress(queue.Full):
+                    self.queue.put_nowait(None)
+                self.join(0.1)
+            except KeyboardInterrupt:
+                continue
 
 
 def ingest_files(
@@ -1089,9 +1107,12 @@ def ingest_files(
             with _Source(path) as src:
                 summary.open_file(str(path.resolve()))
                 _read_source(src, str(path.resolve()), batch_lines, chunk, pool, workers, writer)
+    except KeyboardInterrupt:
+        writer.stop()  # the batch in hand ends whole; the queued ones are left for a re-run
+        raise
     except BaseException:
-        with contextlib.suppress(BaseException):
-            writer.finish()
+        with contextlib.suppress(Exception):
+            writer.finish()  # what was read before the failure is committed
         raise
     finally:
         if pool is not None:

@@ -94,10 +94,17 @@ def read_labels(path: str | Path) -> Truth:
     p = Path(path)
     if not p.exists():
         raise LabelsError(f"no labels file at {p}")
+    if not p.is_file():
+        raise LabelsError(f"{p} is not a file (give the labels JSON `simulate --labels` wrote)")
     try:
         doc = orjson.loads(p.read_bytes())
+    except OSError as exc:
+        raise LabelsError(f"cannot read {p}: {exc}") from None
     except orjson.JSONDecodeError as exc:
         raise LabelsError(f"{p} is not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise LabelsError(f"{p} is not a labels file: a JSON object is expected, "
+                          f"got {type(doc).__name__}")
     return parse_labels(doc)
 
 

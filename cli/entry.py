@@ -1,0 +1,50 @@
+"""The ``rummyguard`` command's entry point: runs the app with Ctrl-C as one line.
+
+The app is imported here, inside the guard: its imports (DuckDB, Polars, Arrow, the models)
+take a noticeable moment, and a Ctrl-C then must not end in a traceback either.
+"""
+
+from __future__ import annotations
+
+import sys
+
+INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C
+_MESSAGE = ("error: interrupted; work committed before it is kept, run the command again "
+            "to complete it\n")
+
+
+def main() -> None:
+    """Run the CLI; a Ctrl-C is one line and exit 130, wherever it lands.
+
+    Typer turns a KeyboardInterrupt into a silent exit 130; a Ctrl-C inside a DuckDB
+    query surfaces as ``RuntimeError("Query interrupted")`` (or duckdb.InterruptException)
+    and would otherwise be a traceback. Stores commit per batch, so what was committed
+    before the interrupt stays and a re-run completes it."""
+    try:
+        from .app import app
+
+        app()
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:
+            _interrupted()
+        raise
+    except KeyboardInterrupt:
+        _interrupted()
+    except Exception as exc:
+        if not _is_interrupt(exc):
+            raise
+        _interrupted()
+
+
+def _is_interrupt(exc: Exception) -> bool:
+    """DuckDB's ways of saying a query was interrupted (checked by name: duckdb may not
+    be imported yet when the interrupt lands)."""
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is not None and isinstance(exc, duckdb.InterruptException):
+        return True
+    return isinstance(exc, RuntimeError) and str(exc) == "Query interrupted"
+
+
+def _interrupted() -> None:
+    sys.stderr.write(_MESSAGE)
+    sys.exit(INTERRUPTED)
