@@ -110,6 +110,7 @@ def eval_(
     the mechanism; the others left out, and counted)."""
     from ..fraud.builtin import BUILTIN, builtin_model
     from ..fraud.evaluate import evaluate, fit_on_world, render_markdown
+    from ..fraud.labels import LabelsError, read_labels
     from ..fraud.models import ModelError, load_model
 
     if (train is None) != (train_labels is None):
@@ -119,6 +120,21 @@ def eval_(
     for path, option in ((save_model, "--save-model"), (report, "--report")):
         if path is not None:
             check_output_file(path, option)
+    # the inputs are checked before anything slow starts (fitting the built-in model on
+    # first use takes about a minute): a mistyped path or a bad labels file fails at once
+    for path in [*(train or []), *(test or [])]:
+        if not path.exists():
+            fail(f"no such file: {path}")
+    for labels in (train_labels, test_labels):
+        if labels is not None:
+            try:
+                read_labels(labels)
+            except LabelsError as exc:
+                fail(str(exc))
+    # the worlds first: an unreadable one fails before the model is loaded or fitted
+    tr = (_world(train, train_labels, workers, save_facts / "train" if save_facts else None)
+          if train and train_labels else None)
+    te = _world(test, test_labels, workers, save_facts / "test" if save_facts else None)
     model = None
     if model_path is not None:
         try:
@@ -126,9 +142,6 @@ def eval_(
                      if model_path == BUILTIN else load_model(model_path))
         except ModelError as exc:
             fail(str(exc))
-    tr = (_world(train, train_labels, workers, save_facts / "train" if save_facts else None)
-          if train and train_labels else None)
-    te = _world(test, test_labels, workers, save_facts / "test" if save_facts else None)
     if model is None:
         assert tr is not None
         model = fit_on_world(tr)

@@ -26,7 +26,9 @@ Originals are never rewritten. Reads (:meth:`EventStore.load_game`) upcast.
 
 from __future__ import annotations
 
+import contextlib
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,6 +209,20 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+#: the stores this process has open, for :func:`interrupt_open_stores` (weak: a closed,
+#: dropped store leaves by itself)
+_OPEN_STORES: weakref.WeakSet[EventStore] = weakref.WeakSet()
+
+
+def interrupt_open_stores() -> None:
+    """Cancel the query each open store's connection is running (Ctrl-C: the CLI calls
+    this from a thread, since DuckDB's own polling of Python signals sometimes misses
+    one and a query would then run on)."""
+    for store in list(_OPEN_STORES):
+        with contextlib.suppress(Exception):  # closed, or nothing running: nothing to do
+            store.con.interrupt()
+
+
 class EventStore:
     """The event log in one DuckDB file. Use :meth:`open`; close it (or use ``with``).
 
@@ -218,6 +234,7 @@ class EventStore:
         self.con = con
         self.path = path
         self.read_only = read_only
+        _OPEN_STORES.add(self)
 
     # --- life cycle -----------------------------------------------------------------------
     @classmethod
