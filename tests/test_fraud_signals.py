@@ -293,8 +293,11 @@ def test_eval_cli_errors(tmp_path: Path) -> None:
         (["--test", str(log), "--test-labels", str(lab)], "give a training world"),
         (["--test", str(log), "--test-labels", str(lab), "--train", str(log)],
          "give --train and --train-labels together"),
-        (["--test", str(log), "--test-labels", str(tmp_path / "none.json"), "--model",
+        (["--test", str(log), "--test-labels", str(lab), "--model",
           str(tmp_path / "m.joblib")], "no model file"),
+        # inputs are checked before the model is loaded: a missing labels file comes first
+        (["--test", str(log), "--test-labels", str(tmp_path / "none.json"), "--model",
+          str(tmp_path / "m.joblib")], "no labels file"),
         (["--test", str(tmp_path / "missing.jsonl"), "--test-labels", str(lab), "--train", str(log),
           "--train-labels", str(lab)], "no such file"),
     ]
