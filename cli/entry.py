@@ -6,10 +6,7 @@ take a noticeable moment, and a Ctrl-C then must not end in a traceback either.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-import threading
 
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C
 _MESSAGE = ("error: interrupted; work committed before it is kept, run the command again "
@@ -23,8 +20,12 @@ def main() -> None:
     query surfaces as ``RuntimeError("Query interrupted")`` (or duckdb.InterruptException)
     and would otherwise be a traceback. Stores commit per batch, so what was committed
     before the interrupt stays and a re-run completes it."""
-    _cancel_queries_on_ctrl_c()
     try:
+        from ..events.interrupts import watch_sigint
+
+        # the open stores' running queries are cancelled on Ctrl-C, from a thread (for the
+        # life of the process); Python's own handler still raises KeyboardInterrupt
+        watch_sigint(_cancel_store_queries)
         from .app import app
 
         app()
@@ -40,30 +41,10 @@ def main() -> None:
         _interrupted()
 
 
-def _cancel_queries_on_ctrl_c() -> None:
-    """A thread woken by each SIGINT (the signal wakeup fd) cancels the open stores'
-    running queries; Python's own handler still raises KeyboardInterrupt in the main
-    thread once the query has returned. Why a thread: while DuckDB runs a query the main
-    thread is in C++, and DuckDB's polling of Python signals sometimes lets a query run
-    on through every Ctrl-C."""
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(write_fd, False)
-    try:
-        signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-    except ValueError:  # not the main thread (embedded use): DuckDB's own handling only
-        os.close(read_fd)
-        os.close(write_fd)
-        return
-
-    def watch() -> None:
-        while True:
-            data = os.read(read_fd, 64)
-            if signal.SIGINT in data:
-                store = sys.modules.get("rummyguard.events.store")
-                if store is not None:
-                    store.interrupt_open_stores()
-
-    threading.Thread(target=watch, name="rummyguard-ctrl-c", daemon=True).start()
+def _cancel_store_queries() -> None:
+    store = sys.modules.get("rummyguard.events.store")
+    if store is not None:  # no store module loaded: no store open, nothing to cancel
+        store.interrupt_open_stores()
 
 
 def _is_interrupt(exc: Exception) -> bool:

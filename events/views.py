@@ -17,15 +17,15 @@ install or load extensions, or turn any of that back on.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import signal
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from .interrupts import watch_sigint
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
@@ -200,37 +200,17 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], li
 
 @contextlib.contextmanager
 def _interrupt_on_ctrl_c(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Ctrl-C cancels the running query, every time: a thread waiting on the signal
-    wakeup fd calls ``con.interrupt()``. Why: DuckDB's own SIGINT handling sometimes lets
-    a query run on through every Ctrl-C (about one try in six on a 10^12-row scan), and
-    otherwise raises a bare RuntimeError; a query that never ends has no other guard.
-    Only in the main thread (the one Python runs signal handlers in)."""
-    if threading.current_thread() is not threading.main_thread():
+    """Ctrl-C cancels the running query, every time (:func:`.interrupts.watch_sigint`
+    calls ``con.interrupt()``), and the query ends in DuckDB's InterruptException, which
+    :func:`run_query` turns into one line: Python's own SIGINT handler is set aside for
+    the query, so no KeyboardInterrupt lands in the middle of the fetch."""
+    stop = watch_sigint(con.interrupt)
+    if stop is None:
         yield
         return
-    r, w = os.pipe()
-    os.set_blocking(w, False)
-    old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
     old_handler = signal.signal(signal.SIGINT, lambda *_: None)
-    done = threading.Event()
-
-    def watch() -> None:
-        while True:
-            data = os.read(r, 64)
-            if done.is_set() or not data:
-                return
-            if signal.SIGINT in data:
-                con.interrupt()
-
-    watcher = threading.Thread(target=watch, name="rummyguard-sql-ctrl-c", daemon=True)
-    watcher.start()
     try:
         yield
     finally:
-        done.set()
-        signal.set_wakeup_fd(old_fd)
         signal.signal(signal.SIGINT, old_handler)
-        os.write(w, b"\0")
-        watcher.join()
-        os.close(r)
-        os.close(w)
+        stop()
