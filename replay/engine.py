@@ -125,7 +125,8 @@ class GameEngine:
         #: the event ids seen in this game (EVENTS.md: event_id is globally unique; RULES.md
         #: §5: a duplicate is an integrity finding). Dropped at GameEnded, so a long
         #: interleaved read holds the ids of its open games only; an id reused by another
-        #: game is the store's to catch (ingest quarantines it as conflict_event_id)
+        #: game is the readers' to catch (ingest quarantines it as conflict_event_id, and so
+        #: do the file readers of verify.py)
         self._event_ids: set[str] | None = set()
         self.connections: dict[str, list[tuple[int, str, str, str]]] = {}
         self._pre_findings: list[Finding] = []

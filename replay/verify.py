@@ -138,10 +138,31 @@ _PROGRESS_EVERY = 4096
 
 
 def _read_lines(paths: Iterable[Path]) -> Iterator[tuple[Path, int, str, Any]]:
-    from ..events.ingest import read_jsonl_events
+    """Every line of ``paths`` in read order, as ``(path, line_no, raw, event or error)``.
 
+    EVENTS.md: ``event_id`` is globally unique, and ingest rejects an id already used with
+    other content as ``conflict_event_id``. An id first read in one game and then in
+    *another* is that conflict, so it is given here as a line that is not a valid event,
+    with the same code: ``verify FILES`` and ``replay GAME FILES`` then report it at its seq
+    (LOG-EVENT, the game halted there) exactly as ``verify --db`` does after ingest
+    quarantined it. The first use, in read order, keeps the id, as in the store. An id
+    used twice within one game is the engine's own check (LOG-EVENT, play goes on).
+    The owners are held for the whole read: about 100 bytes per event.
+    """
+    from ..events.ingest import read_jsonl_events
+    from ..events.models import EventError
+
+    owners: dict[str, str] = {}  # event_id -> the game that used it first
     for path in paths:
         for line_no, raw, event in read_jsonl_events(path):
+            if type(event) is dict:
+                game_id = event["game_id"]
+                owner = owners.setdefault(event["event_id"], game_id)
+                if owner != game_id:
+                    event = EventError(
+                        "conflict_event_id",
+                        f"event_id {event['event_id']!r} is already used by game {owner!r} "
+                        "(event ids are globally unique)")
             yield path, line_no, raw, event
 
 
