@@ -36,7 +36,8 @@ def demo(
     db: Path | None = DbOption,
     out: Path = typer.Option(Path("demo-out"), "--out", help="Folder for the simulated log, labels and HTML."),
     games: int = typer.Option(800, "--games", min=10, help="Games in the simulated world."),
-    seed: int = typer.Option(3, "--seed", help="The world's seed (same seed, same world)."),
+    seed: int = typer.Option(3, "--seed", min=-(2**63), max=2**63 - 1,
+                              help="The world's seed (same seed, same world)."),
     model: str | None = typer.Option(
         None, "--model", help="As for `rummyguard scan`: 'builtin' (the default; fitted once "
         "on first use, about a minute, then cached), a saved model file, or 'none'.",

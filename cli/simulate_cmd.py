@@ -20,7 +20,8 @@ INGEST_BATCH_BYTES = 32 * 1024 * 1024
 
 def simulate(
     games: int = typer.Option(..., "--games", min=1, help="How many games to play."),
-    seed: int = typer.Option(..., "--seed", help="World seed: same seed and options, same bytes."),
+    seed: int = typer.Option(..., "--seed", min=-(2**63), max=2**63 - 1,
+                              help="World seed: same seed and options, same bytes."),
     variants: str = typer.Option("classic,r500,liverpool,michigan", "--variants",
                                  help="Comma-separated variants to play (default: all four)."),
     fraud_rate: float = typer.Option(0.02, "--fraud-rate", min=0.0, max=1.0,
@@ -67,7 +68,10 @@ def simulate(
     config = WorldConfig(games=games, seed=seed, variants=tuple(dict.fromkeys(chosen)),
                          fraud_rate=fraud_rate, faults=faults, chain=chain,
                          workers=workers or (os.cpu_count() or 1), players=players)
-    world = build_world(config)
+    try:
+        world = build_world(config)
+    except ValueError as exc:  # too few players for the variants or the games
+        fail(str(exc))
     store = None
     if db is not None:
         from ..events.store import EventStore, StoreError
@@ -76,8 +80,15 @@ def simulate(
             store = EventStore.open(db)
         except StoreError as exc:
             fail(str(exc))
+        held = store.counts()
+        if held["events"] or held["quarantine"]:
+            store.close()
+            # every world numbers its tables and games alike (t000000-00, ...): a second
+            # world in one store is quarantined as conflicts, or mixes two worlds' players
+            fail(f"--db {db} is not empty ({held['events']:,} events, {held['quarantine']:,} "
+                 f"quarantined lines): simulate into a new store")
     try:
-        sink, finish = _sink(out, store)
+        sink, finish = _sink(out, store, f"simulate --seed {seed}")
         if progress and err_console.is_terminal:
             with Progress(TextColumn("simulate"), BarColumn(), MofNCompleteColumn(),
                           TextColumn("{task.fields[events]:,} events"), TimeElapsedColumn(),
@@ -108,12 +119,15 @@ def simulate(
     )
 
 
-def _sink(out: Path | None, store: Any | None) -> tuple[Callable[[bytes], None], Callable[[], str]]:
+def _sink(out: Path | None, store: Any | None,
+          source: str = "simulate") -> tuple[Callable[[bytes], None], Callable[[], str]]:
     """Where the JSONL bytes go: a file, or the store in batches (ingest API).
 
     A file named ``*.gz`` is written gzip-compressed (``ingest`` reads either; a plain
     file under a ``.gz`` name would fool ``gunzip`` and everyone else), with no time or
-    name in the gzip header, so the same seed still gives the same bytes."""
+    name in the gzip header, so the same seed still gives the same bytes. Into a store,
+    ``source`` names the batches (``ingest_batches.source``): it carries the seed, the
+    one record of it in the store (ARCHITECTURE: the simulator's seed is recorded)."""
     if out is not None:
         part = out.with_name(out.name + ".part")  # renamed onto --out only when complete
         try:
@@ -142,7 +156,7 @@ def _sink(out: Path | None, store: Any | None) -> tuple[Callable[[bytes], None],
         if not pending:
             return
         lines = [line for blob in pending for line in blob.splitlines() if line]
-        summary = store.ingest_lines(lines, source="simulate")
+        summary = store.ingest_lines(lines, source=source)
         totals["stored"] += summary.stored
         totals["quarantined"] += summary.quarantined
         pending.clear()

@@ -1,4 +1,5 @@
-"""The simulator's ground truth (notes: labels_format.md), as the sets the models use.
+"""The simulator's ground truth (docs/fraud.md, "The simulator's labels file"), as the
+sets the models use.
 
 A player is positive for a mechanism if a ``mechanisms`` row names him. A pair is
 positive for a pair-level mechanism if both players are in the same ``group_id`` of

@@ -96,10 +96,15 @@ def table_rules(variant: str, rng: random.Random, dumpers: bool, stake: int = 10
     point per 100 chips of stack): round-score gaps are tens of points, so at ratio 1 a
     stack of 500 or 1,000 chips takes ~100 rounds to bust (thousands of moves, far past
     any real sitting); scaled, every tournament lasts a handful of rounds."""
+    # ``dumpers`` is not used: the rules must not depend on who sits. A tournament forced
+    # wherever a dumping pair sat made a dumper's Rummy 500 games tournaments ~always (a
+    # quarter for everyone else), a tell with nothing to do with play (ROC AUC 0.95 over
+    # planned worlds; tests/test_audit19_sim.py). The dumping brain holds cards in any mode.
+    del dumpers
     if variant == "classic":
         return {"rake_bps": 250} if rng.random() < 0.3 else {}
     if variant == "r500":
-        if dumpers or rng.random() < 0.25:
+        if rng.random() < 0.25:
             return {"mode": "tournament", "chip_ratio": max(1, stake // 100)}
         return {"mode": "rounds", "rounds": rng.choice((1, 2, 3))}
     if variant == "michigan":

@@ -117,6 +117,7 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
                 break
             players.append(_new_player(rng, seed, f"p{i:06d}", f"u{i:06d}", hh_id, ips, variants))
             i += 1
+    _family_devices(seed, players)
     groups: list[Group] = []
     hard: list[tuple[str, str, str]] = []
     taken: set[str] = set()
@@ -133,12 +134,12 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
         k += 1
         (lo, hi), roles = GROUP_SHAPES[mech]
         size = rng.randint(lo, hi)
+        free = [p for p in honest_pool if p.player_id not in taken]
+        if len(free) < size:
+            break  # every mechanism, multi-accounting too: no more free accounts
         if mech == "multi_account":
             members = _multi_accounts(rng, seed, players, size, len(groups), variants, taken)
         else:
-            free = [p for p in honest_pool if p.player_id not in taken]
-            if len(free) < size:
-                break
             members = rng.sample(free, size)
         gid = f"{mech[:2]}{len(groups):04d}"
         intensity = round(rng.uniform(0.2, 0.85), 3)
@@ -221,6 +222,28 @@ def _together(seed: int, group_id: str, size: int) -> float:
         return 0.0
     lo, hi = TOGETHER
     return round(lo + (hi - lo) * int(stable_hash(seed, "together", group_id), 16) / 16**16, 3)
+
+
+def _family_devices(seed: int, players: list[Player]) -> None:
+    """Half the households of two or more people share a family device (a tablet), used
+    by the members on its client (one device runs one client).
+
+    Without it only a multi-account's accounts ever shared a device: every pair of
+    accounts seen on one device hash was one person's (23 of 23 pairs in four 2,000-game
+    worlds), a field no honest pair showed. Decided by hash, not by the population's RNG,
+    so the rest of the population stays put."""
+    by_household: dict[str, list[Player]] = {}
+    for p in players:
+        by_household.setdefault(p.household, []).append(p)
+    for hh, members in by_household.items():
+        if len(members) < 2 or int(stable_hash(seed, "family-device", hh), 16) % 2:
+            continue
+        sharing = [p for p in members if p.client == members[0].client]
+        if len(sharing) < 2:
+            continue
+        family = stable_hash(seed, "dev", hh, "family")
+        for p in sharing:
+            p.devices = (*p.devices, family)
 
 
 def _new_player(rng: random.Random, seed: int, pid: str, person: str, household: str,

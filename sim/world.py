@@ -7,7 +7,8 @@ shards are whole sittings (a table's consecutive games, which CL-NEXT chains), p
 a process pool and written back in plan order. Same seed and arguments -> the same
 bytes, with one worker or many.
 
-The labels file follows notes/labels_format.md exactly (see :func:`labels_document`).
+The labels file is documented in docs/fraud.md ("The simulator's labels file"; see
+:func:`labels_document`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..replay.variant import variant_class
 from .agents import Act, Agent, Brain
 from .driver import Platform
 from .faults import EXPECTED, FAULTS_FOR, NEEDS_CHAIN, FaultError, chain_and_tamper, wrong_payout
-from .lobby import Sitting, plan_sittings
+from .lobby import MIN_SEATS, Sitting, plan_sittings
 from .population import Player, Population, build_population, derive_seed, players_for
 
 LABELS_VERSION = 1
@@ -101,8 +102,19 @@ def build_world(config: WorldConfig) -> World:
         raise ValueError(f"variant(s) not available to the simulator yet: {', '.join(bad)} "
                          f"(available: {', '.join(available_variants())})")
     n_players = config.players or players_for(config.games)
+    least = min(MIN_SEATS[v] for v in config.variants)
+    if n_players < least:
+        raise ValueError(f"{n_players} players cannot seat a table of {', '.join(config.variants)} "
+                         f"(at least {least} needed)")
     pop = build_population(config.seed, n_players, config.variants, config.fraud_rate)
     sittings = plan_sittings(config.seed, pop, config.variants, config.games)
+    planned = sum(s.n_games for s in sittings)
+    if planned < config.games:
+        # the lobby gives up after ten simulated years: too few players who like the same
+        # variant and stake ever wait together (e.g. three players of Michigan)
+        raise ValueError(f"the lobby seated only {planned} of {config.games} games: {n_players} "
+                         f"players too few to fill {', '.join(config.variants)} tables; "
+                         f"give more players")
     _place_faults(config, sittings)
     return World(config, pop, sittings)
 
@@ -184,7 +196,13 @@ def play_sitting(s: Sitting, config: WorldConfig, players: dict[str, Player],
         planted += _presence_rows(game_id, events, agents)
         fault_rows = [(game_id, seq, f, rule, kind) for seq, f, rule, kind in platform.faults]
         if fault in ("early_autoplay", "skipped_holder") and not fault_rows:
-            pending_fault = fault  # the game ended first: plant it in the next game
+            if k + 1 < s.n_games and k + 1 not in s.faults:
+                pending_fault = fault  # the game ended first: plant it in the next game
+            else:
+                # no next game free to carry it (the sitting's last game, or the next one
+                # has a fault of its own): this game carries one every game can, so the
+                # world holds the --faults asked for
+                fault = "wrong_payout"
         if fault == "wrong_payout":
             seq = wrong_payout(events)
             fault_rows.append((game_id, seq, fault, *EXPECTED[fault]))
@@ -327,7 +345,7 @@ def _results(world: World, players: dict[str, Player]) -> Iterator[SittingResult
 
 def labels_document(world: World, planted: list[tuple[str, int, str, str, str]],
                     faults: list[tuple[str, int, str, str, str]]) -> dict[str, Any]:
-    """The labels file (notes/labels_format.md)."""
+    """The labels file (docs/fraud.md, "The simulator's labels file")."""
     pop = world.population
     return {
         "seed": world.config.seed,
