@@ -270,6 +270,12 @@ class Platform:
                             player = other
                             break
             if choice is None:
+                if not any(self.state.legal_moves(p) for p in actors):
+                    # nobody has a move and no system event is due: a dead end the rules
+                    # give no way out of (Liverpool: leavers took the last stock and pile
+                    # cards, so nothing can be drawn); players leave, as for a blocked round
+                    self.abandoned = "blocked"
+                    continue
                 raise RuntimeError(f"{self.game_id}: every player to act declined to move")
             self._play(player, choice)
         return self.events

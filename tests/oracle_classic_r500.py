@@ -36,12 +36,25 @@ Readings where RULES.md is silent (each is also the engine's; see the audit-6 re
   draw), or the highest non-joker if it is a joker.
 - A player whose last card goes to the table without a discard (R5-DISCARD breached,
   applied) holds nothing: he is out and the round ends.
+- A broken meld (its cards are not where the C-WILD reading of the list puts them:
+  C-RUN / C-SET / C-WILD / R5-MELD breached, yet on the table) scores by R5-VALUES card
+  by card: a natural is worth its face ("2-10 face value; J Q K 10; ace 11", the ace 1
+  only "in a run A 2 3", which a broken meld is not), a joker nothing (it stands for no
+  card: no place of a valid meld fixes one). Only a wrong ``as`` leaves the places to
+  the list: the meld then scores as it reads without ``as``. Nothing fits a broken meld.
+  A lay-off that does not fit (R5-LAYOFF breached, applied) scores the same way, and
+  the run end it sits at is dead: no later card extends the run there.
 - Claims are compared value by value: a key left out is 0 (RoundEnded.scores as
   GameEnded.net); a logged transfer of 0 moves nothing. A ``ChipsTransferred`` with an
   empty list is logged, so it is compared (a claim that no chips moved).
 - A game not over yet: ``net`` is the chips moved so far, ``winners`` is empty.
 - A move by a player no longer in the game is not applied (it is C-TURN; his cards
   left play). Events after the game's end change nothing and are not judged here.
+- r500: a move between a round's end (R5-END) and the next deal is not applied: the
+  round is over, its hands are scored (the referee reports the move). A deal while a
+  round is live (R5-END breached) drops that round unscored; if it names the same round
+  number it deals that round again, otherwise it is the next round. ``RoundEnded`` is
+  compared with the round of the number it names.
 """
 
 from __future__ import annotations
@@ -59,6 +72,8 @@ Key = tuple[str, str, int]
 RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "CDHS"
 JK = "JK"
+#: the natural cards (an ``as`` must name one)
+CARD_SET = frozenset(r + s for r in RANK_CHARS for s in SUIT_CHARS)
 
 
 #: the player moves of these variants (EVENTS.md): made in turn by a player in the game
@@ -161,6 +176,9 @@ class Oracle:
     transfers: list[Key] = field(default_factory=list)
     round_scores: list[dict[str, int]] = field(default_factory=list)
     round_winners: list[list[str]] = field(default_factory=list)
+    #: r500: the round number of each entry of ``round_scores`` (a round dealt again
+    #: before it ended is never scored, so numbers may skip)
+    round_numbers: list[int] = field(default_factory=list)
     #: (seq, rule, kind) of each claim the oracle finds wrong
     claims: list[tuple[int, str, str]] = field(default_factory=list)
     halted: bool = False
@@ -183,6 +201,14 @@ class Meld:
     #: who put each card there: run rank -> player; set: one entry per card, in order
     placers: dict[int, str] = field(default_factory=dict)
     set_placers: list[str] = field(default_factory=list)
+    #: laid down broken (module notes): nothing fits it; a run's ``ranks`` are then the
+    #: places its list reads to without ``as`` (a wrong ``as`` only), or empty
+    broken: bool = False
+    #: run ends where a card that does not fit sits (R5-LAYOFF): nothing extends them
+    dead: set[str] = field(default_factory=set)
+    #: a run read to places: the rank of each card of ``cards`` (the list as it lies on
+    #: the table, low end first), 0 for a card laid off where it did not fit
+    order: list[int] = field(default_factory=list)
 
     def low(self) -> int:
         return min(self.ranks)
@@ -203,7 +229,7 @@ def read_run(cards: list[str], named: dict[int, str]) -> Meld:
         anchor = named[k]
         suit = anchor[1]
         base = (1 if k == 0 and anchor[0] == "A" else rank_no(anchor)) - k
-        return Meld("run", suit, {base + i: c for i, c in enumerate(cards)})
+        return _run(suit, cards, [base + i for i in range(n)])
     if not naturals:
         raise Stop("a run of wilds only, with nothing named")
     i0, first = naturals[0]
@@ -211,13 +237,26 @@ def read_run(cards: list[str], named: dict[int, str]) -> Meld:
     first_rank = 1 if first[0] == "A" and i0 == 0 and n > 1 else rank_no(first)
     base = first_rank - i0  # the positional reading
     if i0 == 0 or base + n - 1 == 14:
-        return Meld("run", suit, {base + i: c for i, c in enumerate(cards)})
-    # low-end wilds not named and the top is not the ace: they stand above the top
-    ranks = {first_rank + (i - i0): c for i, c in enumerate(cards) if i >= i0}
-    top = max(ranks)
-    for j in range(i0):
-        ranks[top + 1 + j] = cards[j]
-    return Meld("run", suit, ranks)
+        return _run(suit, cards, [base + i for i in range(n)])
+    # low-end wilds not named and the top is not the ace: wild by wild from the one
+    # nearest the naturals, each stands above the top, or below once the top is the ace
+    # (``JK JK KH`` is A-Q-K: the run Q K A)
+    order = [first_rank + (i - i0) for i in range(n)]
+    lo, hi = order[i0], order[-1]
+    for j in range(i0 - 1, -1, -1):
+        if hi == 14:
+            lo -= 1
+            order[j] = lo
+        else:
+            hi += 1
+            order[j] = hi
+    return _run(suit, cards, order)
+
+
+def _run(suit: str, cards: list[str], order: list[int]) -> Meld:
+    """A run whose card ``cards[i]`` stands at rank ``order[i]``."""
+    return Meld("run", suit, dict(zip(order, cards, strict=True)), cards=list(cards),
+                order=list(order))
 
 
 def read_meld(kind: str, cards: list[str], as_: dict[str, str] | None) -> Meld:
@@ -235,8 +274,53 @@ def read_meld(kind: str, cards: list[str], as_: dict[str, str] | None) -> Meld:
     return Meld("set", rank=rank, cards=list(cards))
 
 
+def face_value(card: str) -> int:
+    """§2 R5-VALUES for a card on the table that holds no place of a valid meld: a
+    natural its face (ace 11), a joker nothing (it stands for no card)."""
+    return 0 if card == JK else meld_value(rank_no(card))
+
+
+def reads_true(m: Meld, cards: list[str], named: dict[int, str]) -> bool:
+    """Is the meld as listed valid (§2 R5-MELD, §0 C-RUN / C-SET / C-WILD): every card,
+    and every card ``as`` names, is the card its place stands for?"""
+    naturals = [c for c in cards if c != JK]
+    if not naturals or any(card not in CARD_SET for card in [*naturals, *named.values()]):
+        return False
+    if m.kind == "set":
+        suits = [c[1] for c in naturals] + [v[1] for v in named.values()]
+        return (3 <= len(cards) <= 4 and len(set(suits)) == len(suits)
+                and all(rank_no(c) == m.rank for c in [*naturals, *named.values()]))
+    ranks = sorted(m.ranks)
+    if len(cards) < 3 or len(ranks) != len(cards) or ranks != list(range(ranks[0], ranks[0] + len(ranks))):
+        return False
+    if ranks[0] < 1 or ranks[-1] > 14 or (ranks[0] == 1 and ranks[-1] == 14):
+        return False
+    by_place = dict(enumerate(ranks))
+    return (all(c == JK or card_at(r, m.suit) == c for r, c in m.ranks.items())
+            and all(card_at(by_place[i], m.suit) == v for i, v in named.items()))
+
+
+def read_table_meld(kind: str, cards: list[str], as_: dict[str, str] | None) -> tuple[Meld, int]:
+    """A ``Melded`` payload as a table meld and the points it earns its maker (module
+    notes: a broken meld scores card by card)."""
+    named = {int(k): v for k, v in (as_ or {}).items()} if isinstance(as_, dict) else {}
+    try:
+        m = read_meld(kind, cards, as_ if named else None)
+        if reads_true(m, cards, named):
+            return m, meld_points(m)
+        if named:  # a wrong `as` only: the places are the list's own reading
+            m = read_meld(kind, cards, None)
+            if reads_true(m, cards, {}):
+                m.broken = True
+                return m, meld_points(m)
+    except (Stop, ValueError, KeyError, IndexError):
+        pass
+    broken = Meld(kind, cards=list(cards), broken=True)
+    return broken, sum(face_value(c) for c in cards)
+
+
 def meld_points(m: Meld) -> int:
-    """§2 R5-SCORE: what a new meld earns its maker (every card at its place's value)."""
+    """§2 R5-SCORE: what a valid meld earns its maker (every card at its place's value)."""
     if m.kind == "run":
         return sum(meld_value(r) for r in m.ranks)
     return len(m.cards) * meld_value(m.rank)
@@ -248,25 +332,50 @@ def place(m: Meld, player: str) -> None:
     m.set_placers = [player] * len(m.cards)
 
 
+def _misfit(m: Meld, card: str, player: str, side: str = "high") -> int:
+    """R5-LAYOFF breached, applied: the card is on the table, at the end the platform put
+    it (the high end unless named), at its face value."""
+    at = 0 if m.kind == "run" and side == "low" else len(m.cards)
+    m.cards.insert(at, card)
+    m.set_placers.insert(at, player)
+    if m.order:
+        m.order.insert(at, 0)
+    return face_value(card)
+
+
 def lay_off(m: Meld, card: str, end: str | None, player: str) -> int:
-    """§2 R5-LAYOFF: add ``card`` to ``m``; returns its points (the rank it takes there)."""
+    """§2 R5-LAYOFF: add ``card`` to ``m``; returns its points (the rank it takes there,
+    or its face value where it does not fit: module notes)."""
+    if m.broken or (m.kind == "run" and not m.ranks):
+        return _misfit(m, card, player, end or "high")
     if m.kind == "set":
+        fits = len(m.cards) < 4 and (card == JK or (
+            rank_no(card) == m.rank and card[1] not in {c[1] for c in m.cards if c != JK}))
         m.cards.append(card)
         m.set_placers.append(player)
-        return meld_value(m.rank)
+        return meld_value(m.rank) if fits else face_value(card)
     lo, hi = m.low(), m.high()
     if card == JK:
         # C-WILD read for a lay-off: an end given binds; none: above the top, unless the
         # top is the ace
         side = end or ("low" if hi == 14 else "high")
     else:
-        r = rank_no(card)
-        fits_low = r == lo - 1 or (card[0] == "A" and lo == 2)
-        fits_high = r == hi + 1
+        r, live = rank_no(card), card[1] == m.suit
+        fits_low = (live and "low" not in m.dead and lo > 1 and not (lo == 2 and hi == 14)
+                    and (r == lo - 1 or (card[0] == "A" and lo == 2)))
+        fits_high = (live and "high" not in m.dead and r == hi + 1 and not (hi == 13 and lo == 1))
         side = end or ("low" if fits_low and not fits_high else "high")
     rank = lo - 1 if side == "low" else hi + 1
+    fits = (side not in m.dead and 1 <= rank <= 14 and not (rank == 1 and hi == 14)
+            and not (rank == 14 and lo == 1) and (card == JK or card_at(rank, m.suit) == card))
+    if not fits:
+        m.dead.add(side)
+        return _misfit(m, card, player, side)
     m.ranks[rank] = card
     m.placers[rank] = player
+    at = 0 if side == "low" else len(m.cards)
+    m.cards.insert(at, card)
+    m.order.insert(at, rank)
     return meld_value(rank)
 
 
@@ -274,19 +383,25 @@ def swap_joker(m: Meld, card: str, player: str) -> tuple[str, int]:
     """§2 R5-SWAP: ``card`` takes the place of the table joker standing for it. Returns
     the joker's placer and the value of its place: the place's points move from him to
     the giver of the natural card (module notes: the decided reading)."""
-    if m.kind == "set":
+    if m.kind == "set" or not m.ranks:
         i = m.cards.index(JK) if JK in m.cards else -1
         if i < 0:
-            raise Stop("no joker in the set")
+            raise Stop("no joker in the meld")
         m.cards[i] = card
         placer, m.set_placers[i] = m.set_placers[i], player
+        # the place keeps its value: the set's rank (none for a meld that reads to none)
         return placer, meld_value(m.rank)
-    jokers = [r for r, c in sorted(m.ranks.items()) if c == JK]
+    jokers = [k for k, c in enumerate(m.cards) if c == JK]
     if not jokers:
         raise Stop("no joker in the run")
     # the joker standing for ``card``; a swap that breaks R5-SWAP is applied all the
-    # same, to the lowest joker (the oracle's choice: the spec says nothing of it)
-    r = next((r for r in jokers if card_at(r, m.suit) == card), jokers[0])
+    # same, to the first joker of the list as it lies (the spec says nothing of it)
+    k = next((k for k in jokers if not m.broken and 1 <= m.order[k] <= 14
+              and card_at(m.order[k], m.suit) == card), jokers[0])
+    m.cards[k] = card
+    r = m.order[k]
+    if not r:  # a misfit joker: its place stands for no card and is worth nothing
+        return "", 0
     m.ranks[r] = card
     placer, m.placers[r] = m.placers[r], player
     return placer, meld_value(r)
@@ -490,6 +605,7 @@ class _Game:
         winners = [p for p in self.in_round if scores[p] == best]
         self.out.round_scores.append(scores)
         self.out.round_winners.append(winners)
+        self.out.round_numbers.append(self.round_no)
         for p, s in scores.items():
             self.totals[p] += s
         live = [p for p in self.seats if p in self.active]
@@ -510,7 +626,9 @@ class _Game:
                 self.finish(list(self.active))
             return
         if self.mode == "rounds":
-            if self.round_no >= int(self.rules.get("rounds", 1)):
+            # "a fixed number of rounds": rounds played out and scored (a round dealt
+            # again before it ended adds no score, so it is not one of them)
+            if len(self.out.round_scores) >= int(self.rules.get("rounds", 1)):
                 top = max(self.totals[p] for p in live)
                 self.finish([p for p in live if self.totals[p] == top])
             return
@@ -533,7 +651,10 @@ def _check_claims(g: _Game, e: Event) -> None:
         # redeals included, CL-RESULT) with these winners and scores; repeating a true
         # claim differs in nothing
         n = p.get("round")
-        i = (n - 1 if out.variant == "r500" else 0 if n == 1 else -1) if isinstance(n, int) else -1
+        if out.variant == "r500":
+            i = out.round_numbers.index(n) if n in out.round_numbers else -1
+        else:
+            i = 0 if n == 1 else -1
         ok = (0 <= i < len(out.round_scores)
               and set(p.get("winners", [])) == set(out.round_winners[i])
               and same_values(dict(p.get("scores", {})), out.round_scores[i]))
@@ -623,7 +744,9 @@ def _apply(g: _Game, e: Event) -> None:
             return  # a deal after the end is a breach, not applied
         if classic:
             g.round_no = 1
-        else:
+        elif not (g.round_live and p.get("round") == g.round_no):
+            # a deal while the round is live (R5-END breached) that names the same round
+            # deals it again; any other deal is the next round (the dropped one unscored)
             g.round_no += 1
         g.deal(e)
     elif t == "PlayerLeft":
@@ -688,8 +811,10 @@ def _apply(g: _Game, e: Event) -> None:
             g.out.claims.append((e["seq"], "CL-AUTOPLAY", "violation"))
         # §1 CL-AUTOPLAY: the system draws from the stock, except on the first player's
         # first turn and (module notes) after the player's own draw: a missing or extra
-        # draw plays other cards than the rule gives (audit 9: the draw went unchecked)
-        owed = who == g.turn and who not in g.drawn and bool(g.stock) \
+        # draw plays other cards than the rule gives (audit 9: the draw went unchecked).
+        # An empty stock is refilled first when the pile can (§0 C-RESTOCK), so the draw
+        # is still owed; with nothing to restock from there is none (a turn with no draw)
+        owed = who == g.turn and who not in g.drawn and (bool(g.stock) or len(g.pile) > 1) \
             and not (who == g.first_player and who not in g.had_turn)
         if who == g.turn and (p.get("drew") is not None) != owed:
             g.out.claims.append((e["seq"], "CL-AUTOPLAY", "violation"))
@@ -746,10 +871,10 @@ def _table_move(g: _Game, e: Event) -> None:
         hand = g.hands[actor]
         for c in p["cards"]:
             take(hand, c)
-        m = read_meld(p["kind"], list(p["cards"]), p.get("as"))
+        m, points = read_table_meld(p["kind"], list(p["cards"]), p.get("as"))
         place(m, actor)
         g.melds.append(m)
-        g.points[actor] = g.points.get(actor, 0) + meld_points(m)
+        g.points[actor] = g.points.get(actor, 0) + points
     elif t == "LaidOff":
         take(g.hands[actor], p["card"])
         if not 0 <= p["meld"] < len(g.melds):
@@ -798,6 +923,8 @@ def oracle(events: list[Event]) -> Oracle:
             continue
         if e["type"] in MOVES and e["actor"] not in g.active:
             continue  # a move by someone out of the game (C-TURN): his cards left play
+        if e["type"] in MOVES and g.out.variant == "r500" and not g.round_live:
+            continue  # §2 R5-END: the round is over until the next deal; nothing is played
         try:
             _apply(g, e)
         except (Stop, KeyError):
@@ -813,4 +940,5 @@ def oracle(events: list[Event]) -> Oracle:
     return g.out
 
 
-__all__ = ["Meld", "Oracle", "chip_payments", "hand_value", "meld_value", "oracle", "read_meld", "read_run"]
+__all__ = ["Meld", "Oracle", "chip_payments", "face_value", "hand_value", "meld_value", "oracle",
+           "read_meld", "read_run", "read_table_meld", "reads_true"]

@@ -40,8 +40,8 @@ Readings of the spec (each marked where it is used):
 - A move after the round's end (r500: R5-END) or the game's (C-TURN) is not applied; a
   move out of turn (C-TURN) gives the mover the turn, as the platform applied it.
 - r500 rosters between rounds (R5-GAME playoffs, R5-CHIPS busts) come from the results
-  oracle stepped in lockstep; the oracle scores a broken meld by place, not by face, so
-  after an invalid meld or a misfit lay-off later round-level findings may cascade.
+  oracle stepped in lockstep (it scores a broken meld and a misfit lay-off card by card,
+  at face value, as its module notes say).
 """
 
 from __future__ import annotations

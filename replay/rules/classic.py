@@ -12,6 +12,11 @@ Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is 
 - CL-AUTOPLAY when the player had already drawn: the system draws nothing and
   discards the card drawn from the stock (unless a joker), else the highest non-joker
   card that was not taken from the pile this turn.
+- CL-AUTOPLAY with an empty stock that C-RESTOCK cannot refill (the pile is its top
+  card at most, e.g. after a removed player took the last cards out of play): there is
+  no stock card to draw, so it is a turn with no draw (``drew`` null) and the highest
+  non-joker card is discarded, as on the first player's first turn. With a pile that
+  could restock, the restock comes first; an auto-play before it breaks CL-AUTOPLAY.
 - A removal for ``bust`` does not exist in classic: C-CLAIM discrepancy, applied.
 - CL-NEXT is a rule between games at a table; :func:`check_next_games` checks it over
   a table's games in time order (``rummyguard verify`` runs it).
@@ -558,7 +563,12 @@ class ClassicRummy(CardTable):
                 return None, self.drawn_stock
             return None, joker_free_max(hand, self.taken)
         if not self.stock:
-            return None, None
+            if len(self.pile) > 1:
+                return None, None  # C-RESTOCK is due first: the rule's draw is its stock top
+            # no card to draw, none to restock from (the pile is its top at most): a turn
+            # with no draw, as the first player's first (EVENTS.md: AutoPlayed.drew is
+            # null "on a turn with no draw"); the rule's other branch discards
+            return None, joker_free_max(hand)
         top = self.stock[-1]
         if top != JOKER:
             return top, top
