@@ -6,10 +6,11 @@ from pathlib import Path
 
 import duckdb
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..events.export import ExportError, export_parquet
 from ..events.store import EventStore, StoreError
-from .common import DbOption, console, db_path, fail, print_json
+from .common import DbOption, console, db_path, err_console, fail, print_json
 
 
 def export(
@@ -19,6 +20,7 @@ def export(
                                    help="Replace an earlier export in DIR."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     db: Path | None = DbOption,
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
 ) -> None:
     """Write every stored event, upcast, to DIR/variant=V/date=D/part-0.parquet.
 
@@ -32,7 +34,16 @@ def export(
         fail(str(exc))
     with store:
         try:
-            summary = export_parquet(store.con, parquet, overwrite=overwrite)
+            if progress and err_console.is_terminal:  # minutes on a big store: show it moving
+                with Progress(TextColumn("export"), BarColumn(), MofNCompleteColumn(),
+                              TextColumn("games"), TimeElapsedColumn(), console=err_console,
+                              transient=True) as bar:
+                    task = bar.add_task("export", total=None)
+                    summary = export_parquet(
+                        store.con, parquet, overwrite=overwrite,
+                        progress=lambda done, total: bar.update(task, completed=done, total=total))
+            else:
+                summary = export_parquet(store.con, parquet, overwrite=overwrite)
         except ExportError as exc:
             fail(str(exc))
         except (duckdb.Error, OSError) as exc:

@@ -62,7 +62,7 @@ def load_events(game_id: str, files: list[Path] | None,
         try:
             with EventStore.open(db_path(db), read_only=True) as store:
                 events = store.load_game(game_id)
-                read_store_bad_lines(store.con, run)
+                read_store_bad_lines(store.con, run, game_id)
         except StoreError as exc:
             fail(str(exc))
     bad = [b for b in run.bad_lines if b.game_id == game_id]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import sys
+from collections.abc import Iterator
 from datetime import date, datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -15,7 +16,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..events.views import QueryError, connect_readonly, run_query
+from ..events.views import QueryError, connect_readonly, open_query, query_errors, run_query
 from .common import DbOption, console, db_path, fail
 
 
@@ -40,29 +41,64 @@ def sql(
         con = connect_readonly(db_path(db))
     except QueryError as exc:
         fail(str(exc))
+    if fmt is not Format.table:  # streamed: a million-row answer is never held whole
+        try:
+            with query_errors(con):
+                columns, cursor = open_query(con, query)
+                (_stream_json if fmt is Format.json else _stream_csv)(columns, cursor)
+        except QueryError as exc:
+            fail(str(exc))
+        finally:
+            con.close()
+        return
     try:
         columns, rows = run_query(con, query)
     except QueryError as exc:
         fail(str(exc))
     finally:
         con.close()
-    if fmt is Format.json:
-        keys = unique_names(columns)
-        body = [dict(zip(keys, row, strict=True)) for row in rows]
-        sys.stdout.buffer.write(_json(body))
-        sys.stdout.buffer.write(b"\n")
-    elif fmt is Format.csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(columns)
+    table = Table(show_edge=False)  # a table is laid out from all its rows: held whole
+    for col in columns:
+        table.add_column(Text(col), overflow="fold")
+    for row in rows:
+        table.add_row(*[Text(_cell(v)) for v in row])  # data, never markup
+    console.print(table)
+    console.print(f"{len(rows)} row(s)", highlight=False)
+
+
+#: rows fetched at a time when streaming CSV or JSON
+FETCH_ROWS = 10_000
+
+
+def _batches(cursor: Any, columns: list[str]) -> Iterator[list[tuple]]:
+    while columns:
+        rows = cursor.fetchmany(FETCH_ROWS)
+        if not rows:
+            return
+        yield rows
+
+
+def _stream_csv(columns: list[str], cursor: Any) -> None:
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    for rows in _batches(cursor, columns):
         writer.writerows([[_cell(v) for v in row] for row in rows])
-    else:
-        table = Table(show_edge=False)
-        for col in columns:
-            table.add_column(Text(col), overflow="fold")
-        for row in rows:
-            table.add_row(*[Text(_cell(v)) for v in row])  # data, never markup
-        console.print(table)
-        console.print(f"{len(rows)} row(s)", highlight=False)
+
+
+def _stream_json(columns: list[str], cursor: Any) -> None:
+    """The rows as one JSON array, byte for byte what ``_json`` gives for the whole list
+    (2-space indent), written a batch at a time."""
+    out = sys.stdout.buffer
+    keys = unique_names(columns)
+    first = True
+    for rows in _batches(cursor, columns):
+        # the batch as an array, "[\n  {...},\n  {...}\n]": its items are the whole
+        # array's, so the brackets are cut and the batches joined with ",\n"
+        chunk = _json([dict(zip(keys, row, strict=True)) for row in rows])
+        out.write(b"[\n" if first else b",\n")
+        out.write(chunk[2:-2])
+        first = False
+    out.write(b"[]\n" if first else b"\n]\n")
 
 
 def unique_names(columns: list[str]) -> list[str]:

@@ -75,7 +75,7 @@ def verify(
         except StoreError as exc:
             fail(str(exc))
         total = len(store.game_ids())
-        source = store.iter_games()
+        source = store.stream_games()  # one pass; the run sorts its records by game
         read_store_bad_lines(store.con, run)  # what ingest quarantined: LOG-EVENT findings
     try:
         if store is not None and show_bar and total > 1:

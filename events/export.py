@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,8 +80,11 @@ def _prepare(out: Path, overwrite: bool) -> None:
 
 
 def export_parquet(con: duckdb.DuckDBPyConnection, out: str | Path, *,
-                   overwrite: bool = False) -> ExportSummary:
-    """Write the store behind ``con`` (with its views) as partitioned Parquet under ``out``."""
+                   overwrite: bool = False,
+                   progress: Callable[[int, int], None] | None = None) -> ExportSummary:
+    """Write the store behind ``con`` (with its views) as partitioned Parquet under ``out``.
+
+    ``progress(games_written, games)`` is called after each partition file."""
     out = Path(out)
     _prepare(out, overwrite)
     con.execute(f"CREATE OR REPLACE TEMP TABLE _rg_parts AS {_PARTS}")
@@ -89,6 +93,7 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out: str | Path, *,
             "SELECT variant, date, count(*) FROM _rg_parts GROUP BY ALL ORDER BY variant, date"
         ).fetchall()
         summary = ExportSummary(out, 0, 0, 0, [])
+        total = sum(games for _v, _d, games in partitions)
         for variant, date, games in partitions:
             if not (_SAFE.fullmatch(variant) and _SAFE.fullmatch(date)):
                 raise ExportError(f"unsafe partition value {variant!r}/{date!r}")
@@ -110,6 +115,8 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out: str | Path, *,
             summary.partitions.append(
                 {"variant": variant, "date": date, "games": games, "rows": rows,
                  "file": str(target.relative_to(out))})
+            if progress is not None:
+                progress(summary.games, total)
     finally:
         con.execute("DROP TABLE IF EXISTS _rg_parts")
     return summary

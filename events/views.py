@@ -159,6 +159,16 @@ def one_line(exc: BaseException) -> str:
 def run_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], list[tuple]]:
     """Run ``query``; return column names and rows, or raise :class:`QueryError` with a
     clear one-line reason (a refused write / ATTACH / COPY / file read says so)."""
+    with query_errors(con):
+        columns, cursor = open_query(con, query)
+        return columns, cursor.fetchall() if columns else []
+
+
+def open_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], Any]:
+    """Check that ``query`` is one statement and start it: its column names (none for a
+    statement that returns no rows) and the cursor to fetch its rows from, in batches
+    (``fetchmany``: DuckDB streams them, so a big result is never held whole). Call it,
+    and fetch, inside :func:`query_errors`."""
     if not query.strip().strip(";").strip():
         raise QueryError("empty query: give one SQL statement, e.g. \"SELECT * FROM games\"")
     try:
@@ -171,13 +181,19 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], li
     if count > 1:
         raise QueryError(f"one statement at a time: the query holds {count} statements "
                          "separated by ';' and only the last one's rows would show")
+    rel = con.execute(query)
+    if rel is None or rel.description is None:  # a statement that returns no rows
+        return [], rel
+    return [d[0] for d in rel.description], rel
+
+
+@contextlib.contextmanager
+def query_errors(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Run a query and fetch its rows with Ctrl-C cancelling it and every DuckDB error
+    turned into a one-line :class:`QueryError` (a refusal says why)."""
     try:
         with _interrupt_on_ctrl_c(con):
-            rel = con.execute(query)
-            if rel is None or rel.description is None:  # a statement that returns no rows
-                return [], []
-            columns = [d[0] for d in rel.description]
-            return columns, rel.fetchall()
+            yield
     except duckdb.InterruptException:
         raise QueryError("interrupted: the query was cancelled (Ctrl-C)") from None
     except RuntimeError as exc:  # DuckDB's own SIGINT polling raises this, no duckdb.Error

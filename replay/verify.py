@@ -200,8 +200,9 @@ def fold(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
     return engine.record()
 
 
-def read_store_bad_lines(con: Any, run: VerifyRun) -> None:
-    """Add the store's quarantined lines that name a game to ``run.bad_lines``.
+def read_store_bad_lines(con: Any, run: VerifyRun, game_id: str | None = None) -> None:
+    """Add the store's quarantined lines that name a game (``game_id``: only that game's)
+    to ``run.bad_lines``.
 
     Ingest stores a game only up to its first gap, chain break or unreadable event and
     quarantines the rest, so the stored game alone can replay as a clean, shorter game.
@@ -209,17 +210,24 @@ def read_store_bad_lines(con: Any, run: VerifyRun) -> None:
     reports: a LOG-EVENT integrity finding per bad line, at its seq; lines stored by a
     later ingest (files ingested out of order) are left out. ``con`` is the store's
     DuckDB connection.
+
+    A single-game reader (``replay GAME``) passes ``game_id``: the filter is then on
+    both tables, so the cost is that game's rows, not the whole quarantine joined
+    against the whole event log (which made one game's replay grow with the store).
     """
-    rows = con.execute("""
+    params = {} if game_id is None else {"game": game_id}
+    in_quarantine = "" if game_id is None else "AND q.game_id = $game"
+    in_events = "" if game_id is None else "AND e.game_id = $game"
+    rows = con.execute(f"""
         SELECT source, line_no, reason, detail, game_id, seq FROM store.quarantine q
-        WHERE game_id IS NOT NULL
+        WHERE game_id IS NOT NULL {in_quarantine}
           -- a line quarantined (say, after a gap) and stored by a later ingest is resolved:
           -- the game is then complete and verify-log calls it intact
           AND NOT EXISTS (SELECT 1 FROM store.events e
                           WHERE e.event_id = q.event_id AND e.game_id = q.game_id
-                            AND e.seq = q.seq AND e.raw = q.raw)
+                            AND e.seq = q.seq AND e.raw = q.raw {in_events})
         ORDER BY game_id, seq NULLS FIRST, source, line_no
-    """).fetchall()
+    """, params).fetchall()
     for source, line_no, reason, detail, game_id, seq in rows:
         why = f"{reason}: {detail}" if detail else reason
         run.bad_lines.append(BadLine(source, line_no, why, game_id, seq))
