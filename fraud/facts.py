@@ -139,6 +139,13 @@ _MOVE_TYPES = frozenset({
 _REBUILD = frozenset({"Drew", "Discarded", "AutoPlayed", "FreshPressed", "DeclaredRummy"})
 
 
+def _identifier(value: str | None) -> str | None:
+    """A device / IP hash as an identifier: a blank one (``""``, spaces: the platform had
+    none) is NULL, not one value every such account would "share" (features.py joins
+    accounts on equal hashes, rings.py links them)."""
+    return value if value is not None and value.strip() else None
+
+
 class Sink:
     """Row buffers, one list of tuples per table (one append per row is the cheapest
     build); columns are formed once, in :meth:`tables`."""
@@ -289,7 +296,8 @@ class _Observer:
             p = event["payload"]
             self.sink.add("sessions", self.game_id, seq, actor,
                           "connect" if etype == "PlayerConnected" else "disconnect", ts,
-                          p.get("ip_hash"), p.get("device_hash"), p.get("client"))
+                          _identifier(p.get("ip_hash")), _identifier(p.get("device_hash")),
+                          p.get("client"))
         elif etype == "RoundStarted" and hands is not None:
             self.pile_from = ""  # the turned-up card: nobody discarded it
             self.public = [{} for _ in self.seats]

@@ -802,10 +802,33 @@ def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         con.execute(f"SET threads = {int(threads)}")
 
 
+#: the timing signals read below a second (spreads of log think time, its correlation with
+#: difficulty, its median): unknown, not measured, when the log's clock cannot show them
+FINE_TIMING = ("think_sd", "think_sd_draw", "think_diff_corr", "think_median_log", "think_sd_all")
+
+
+def fine_clock(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the moves' timestamps can show sub-second think times: not when every
+    think time is a whole number of seconds. A platform whose clock ticks in whole seconds
+    (every ``ts`` at ``.000``), or that stamps a game's events alike (every think time 0),
+    logs a 0.4 s and a 0.9 s move the same: the log spread of such think times measures
+    the clock, not the player (an honest world read as 6 unusual players, or 21 bots, by
+    the built-in model). On a millisecond clock a few hundred moves all at whole seconds
+    do not happen."""
+    row = con.execute("SELECT bool_and(think_ms % 1000 = 0) FROM fraud.moves "
+                      "WHERE seat >= 0").fetchone()
+    return row is None or not row[0]  # no moves: nothing to null
+
+
 def player_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """One row per player: :data:`PLAYER_FEATURES` plus evidence counts."""
+    """One row per player: :data:`PLAYER_FEATURES` plus evidence counts; the sub-second
+    timing signals null when the log's clock cannot show them (:func:`fine_clock`)."""
     with _one_thread(con):
-        return _clean(con.sql(_PLAYER_SQL).to_arrow_table())
+        df = _clean(con.sql(_PLAYER_SQL).to_arrow_table())
+    if not fine_clock(con):
+        df = df.with_columns([pl.lit(None, dtype=df.schema[c]).alias(c) for c in FINE_TIMING
+                              if c in df.columns])
+    return df
 
 
 def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

@@ -40,6 +40,7 @@ Decisions (audit 4, "explanations must be true"):
 from __future__ import annotations
 
 import itertools
+import shlex
 from typing import Any
 
 import duckdb
@@ -284,7 +285,9 @@ def _family(signal: str, direction: str, kind: str) -> str | None:
         return "multi_account" if high else None
     if signal.startswith(("win_", "net_", "flow_", "lose_", "left_", "hu_", "throw_")):
         return ("winnings" if kind == "player" else "chip_dumping") if high else None
-    if signal.startswith(("auto_", "fresh_", "disconnect_")):
+    if signal.startswith("disconnect_"):  # his drops, in every variant (Michigan has no clock)
+        return "disconnects" if high else None
+    if signal.startswith(("auto_", "fresh_")):
         return "timeout_abuse" if high or signal == "fresh_dist_rel" else None
     if signal.startswith(("think_", "slow_", "extra_clock")):
         return "bot" if not high else None
@@ -318,16 +321,42 @@ def unusual_evidence(con: duckdb.DuckDBPyConnection, players: list[str],
             got = _player_feed_evidence(con, players[0], min(room, 3))
         elif fam == "multi_account" and kind == "player":
             got = _device_evidence(con, players[0], min(room, 2))
+        elif fam == "disconnects":
+            got = _disconnect_evidence(con, players, min(room, 3))
         elif fam in PAIR_MECHANISMS and kind == "player":
             continue
         elif fam in PLAYER_MECHANISMS and kind == "pair":
             got = [e for p in players for e in evidence_for(con, fam, [p], limit=1)]
         else:
             got = evidence_for(con, fam, players, limit=min(room, 3))
-        ev += [e for e in got if e not in ev]
+        _add_new_moves(ev, got)
         if len(ev) >= limit:
             break
     return ev[:limit]
+
+
+def _add_new_moves(ev: list[dict[str, Any]], got: list[dict[str, Any]]) -> None:
+    """Append to ``ev`` the evidence of ``got`` at moves ``ev`` does not show yet: one row
+    per move (game_id, seq). Two links of a ring can name the same move in other words
+    (a connection from a family device "also used by" each of two members), and a
+    reviewer opens a move once."""
+    shown = {(e["game_id"], e["seq"]) for e in ev}
+    for e in got:
+        if (e["game_id"], e["seq"]) not in shown:
+            shown.add((e["game_id"], e["seq"]))
+            ev.append(e)
+
+
+def _disconnect_evidence(con: duckdb.DuckDBPyConnection, players: list[str],
+                         limit: int) -> list[dict[str, Any]]:
+    """The subject's dropped connections (``PlayerDisconnected``), the moves behind
+    ``disconnect_rate``: in a variant without a clock they are not auto-plays, so the
+    timeout evidence holds none of them."""
+    rows = con.execute(
+        "SELECT game_id, seq, player FROM fraud.sessions WHERE event = 'disconnect' "
+        "AND player IN (SELECT unnest(?::VARCHAR[])) ORDER BY game_id, seq LIMIT ?",
+        [players, limit]).fetchall()
+    return [{"game_id": g, "seq": s, "what": f"{p} disconnected from the game"} for g, s, p in rows]
 
 
 def _device_evidence(con: duckdb.DuckDBPyConnection, p: str, limit: int) -> list[dict[str, Any]]:
@@ -506,7 +535,7 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
                         "percentile": None, "suspicious_when": "evidence count"})
         ev: list[dict[str, Any]] = []
         for _, (a, b), _m in links:
-            ev += [e for e in evidence_for(con, mech, [a, b], limit=2) if e not in ev]
+            _add_new_moves(ev, evidence_for(con, mech, [a, b], limit=2))
             if len(ev) >= 5:
                 break
         flags.append(_flag("ring", list(ring.members), ring.score, mech, "graph", signals, con,
@@ -548,6 +577,15 @@ def _ring_signals(pairs: pl.DataFrame, inner: list[tuple[str, str]], qindex: dic
     return out[:top]
 
 
+def replay_command(game_id: str, seq: int) -> str:
+    """The shell command that opens ``game_id`` at ``seq``. A game id is any 1-64 chars
+    (EVENTS.md): quoted for the shell, and behind ``--`` when it starts with ``-`` (typer
+    would read ``-g1`` as an option); a plain id keeps the documented form."""
+    if game_id.startswith("-"):
+        return f"rummyguard replay --at {seq} -- {shlex.quote(game_id)}"
+    return f"rummyguard replay {shlex.quote(game_id)} --at {seq}"
+
+
 def _flag(kind: str, players: list[str], score: float, mech: str, source: str,
           signals: list[dict[str, Any]], con: duckdb.DuckDBPyConnection,
           evidence: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -557,7 +595,7 @@ def _flag(kind: str, players: list[str], score: float, mech: str, source: str,
         ev = unusual_evidence(con, players, signals)
     else:
         ev = evidence_for(con, mech, players)
-    replay = f"rummyguard replay {ev[0]['game_id']} --at {ev[0]['seq']}" if ev else ""
+    replay = replay_command(ev[0]["game_id"], ev[0]["seq"]) if ev else ""
     return {"flag_id": 0, "subject_kind": kind, "subject": "|".join(players), "players": players,
             "score": round(float(score), 6), "mechanism": mech, "source": source,
             "signals": orjson.dumps(signals).decode(), "evidence": orjson.dumps(ev).decode(),

@@ -39,12 +39,30 @@ def build_graph(pair_scores: pl.DataFrame, score_col: str, threshold: float,
     return g
 
 
+#: edge weights are scaled to integers for Louvain (6 decimals: the scores are rounded
+#: finer than any threshold)
+WEIGHT_SCALE = 10**6
+
+
+def _integer_weights(g: nx.Graph) -> nx.Graph:
+    """``g`` with integer edge weights, for Louvain. With float weights networkx's
+    Louvain can move a node back and forth between two communities for ever on a
+    round-off "gain" (networkx issues #6751, #8739; a shared-device graph of seven
+    accounts at weight 0.9 never returns); the maintainers' advice is integer weights.
+    Scaling all weights by one factor leaves the modularity ranking unchanged; a copy
+    keeps the node and neighbour order (Louvain's visiting order, so its ties)."""
+    h = g.copy()
+    for _, _, d in h.edges(data=True):
+        d["weight"] = round(d["weight"] * WEIGHT_SCALE)
+    return h
+
+
 def find_rings(g: nx.Graph, min_size: int = 3) -> list[Ring]:
     """Louvain communities of ``g`` with at least ``min_size`` members, strongest first."""
     if g.number_of_edges() == 0:
         return []
     rings = []
-    for comp in nx.community.louvain_communities(g, weight="weight", seed=0):
+    for comp in nx.community.louvain_communities(_integer_weights(g), weight="weight", seed=0):
         if len(comp) < min_size:
             continue
         sub = g.subgraph(comp)

@@ -2,8 +2,8 @@
 
 The bundle is the player and pair feature tables of one training world plus its acted
 positives (fraud/builtin.py explains why data ships and not a pickled model). Default: the
-training world of DETECTION.md rounds 6-7 (seed 1101, 16,000 games, 6 % fraud, classic +
-Rummy 500 + Michigan), simulated and replayed to facts unless given.
+training world of DETECTION.md rounds 6-10 (seed 1101, 16,000 games, 3,200 accounts, 6 %
+fraud, classic + Rummy 500 + Michigan), simulated and replayed to facts unless given.
 
     python benchmarks/detection/build_builtin.py [--facts DIR --labels FILE] [--out fraud/builtin]
 
@@ -28,8 +28,8 @@ from rummyguard.fraud.features import FEATURES_VERSION
 from rummyguard.fraud.labels import read_labels
 from rummyguard.fraud.pipeline import jsonl_game_batches, memory_db, run_facts
 
-#: the training world of DETECTION.md rounds 6-7
-WORLD = {"games": 16_000, "seed": 1101, "fraud_rate": 0.06, "players": None,
+#: the training world of DETECTION.md rounds 6-10 (round6.sh's train_v3 parameters)
+WORLD = {"games": 16_000, "seed": 1101, "fraud_rate": 0.06, "players": 3200,
          "variants": ["classic", "r500", "michigan"]}
 
 
@@ -38,7 +38,8 @@ def simulate(work: Path, workers: int) -> tuple[dict, Path]:
     from rummyguard.sim.world import WorldConfig, build_world, dumps_labels, run_world
 
     config = WorldConfig(games=WORLD["games"], seed=WORLD["seed"], fraud_rate=WORLD["fraud_rate"],
-                         variants=tuple(WORLD["variants"]), workers=workers)
+                         variants=tuple(WORLD["variants"]), workers=workers,
+                         players=WORLD["players"])
     log, labels = work / "train.jsonl", work / "train.labels.json"
     with log.open("wb") as out:
         doc = run_world(build_world(config), out.write)
