@@ -100,18 +100,38 @@ class World:
 
 # -- metrics ---------------------------------------------------------------------------------
 def precision_at(y: np.ndarray, s: np.ndarray, k: int) -> float:
-    if len(y) == 0:
+    """Precision of the k highest scores (k >= n: of the whole list). Scores tied at the
+    cut share its remaining places: the expected precision when the tie is broken at
+    random, so the figure depends on the scores alone, not on the row order (a tie broken
+    by position made an all-zero scorer's P@k whatever rows came first, and the stratified
+    bootstrap, which lists its positives first, count every tie as a hit)."""
+    n = len(y)
+    if n == 0:
         return float("nan")
-    order = np.lexsort((np.arange(len(s)), -s))[:k]
-    return float(y[order].mean())
+    if k >= n:
+        return float(y.mean())
+    s = np.where(np.isnan(s), -np.inf, s)  # no score ranks last (and ties with the others)
+    kth = -np.partition(-s, k - 1)[k - 1]
+    above = s > kth
+    tied = s == kth
+    hits = float(y[above].sum()) + (k - int(above.sum())) * float(y[tied].mean())
+    return hits / k
 
 
 def recall_at_fpr(y: np.ndarray, s: np.ndarray, fpr: float = 0.01) -> float:
+    """The best recall of a rule "score above a cut" that flags at most ``fpr`` of the
+    negatives: ``floor(fpr * n_neg)`` of them may pass (100 negatives at 1 %: one), so the
+    cut is the next negative's score, exclusive (a positive tied with it would flag that
+    negative too). ``np.quantile(neg, 1 - fpr, "higher")`` allowed ``floor(fpr * (n - 1))``,
+    one too few whenever 1 % of the negatives is a whole number."""
     neg = s[~y]
     pos = s[y]
     if len(pos) == 0 or len(neg) == 0:
         return float("nan")
-    cut = np.quantile(neg, 1 - fpr, method="higher")
+    allowed = math.floor(fpr * len(neg) + 1e-9)  # 1e-9: a product just under a whole number
+    if allowed >= len(neg):
+        return 1.0
+    cut = np.sort(neg)[::-1][allowed]
     return float((pos > cut).mean())
 
 
@@ -216,12 +236,15 @@ def acted_metrics(keys: list[Any], labelled: set[Any], acted: set[Any],
                   scores: dict[str, np.ndarray], boots: int = 200) -> dict[str, Any]:
     """``metrics`` per scorer with the positives restricted to ``acted``: the labelled
     subjects in ``keys`` that did not act are masked out (neither positive nor negative);
-    every other subject keeps its place as a negative."""
+    every other subject keeps its place as a negative. ``unscored``: the labelled subjects
+    absent from ``keys`` (an account never seated, a pair never at one table): they have
+    no score in either view, and are counted here rather than vanish (docs/fraud.md)."""
     is_labelled = np.array([k in labelled for k in keys], dtype=bool)
     is_acted = np.array([k in acted and k in labelled for k in keys], dtype=bool)
     keep = ~is_labelled | is_acted
     out: dict[str, Any] = {"labelled": int(is_labelled.sum()), "acted": int(is_acted.sum()),
-                           "dropped": int((is_labelled & ~is_acted).sum())}
+                           "dropped": int((is_labelled & ~is_acted).sum()),
+                           "unscored": len(set(labelled) - set(keys))}
     y = is_acted[keep]
     if not y.any():
         out["absent"] = True
@@ -313,10 +336,14 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
     pids = players.get_column("player").to_list()
     truth = test.truth
     acted = acted_positives(truth, seating(test.con))
+    # one population for the share: the labels name every account of the world, seated or
+    # not, while ``pids`` are the players who sat at a table
+    seated_fraud = truth.fraud_players() & set(pids)
     report: dict[str, Any] = {
         "test_world": {"players": len(pids), "pairs": len(pkeys), "seed": truth.seed,
-                       "fraud_players": len(truth.fraud_players()),
-                       "fraud_share": len(truth.fraud_players()) / max(len(pids), 1)},
+                       "fraud_players": len(seated_fraud),
+                       "fraud_labelled": len(truth.fraud_players()),
+                       "fraud_share": len(seated_fraud) / max(len(pids), 1)},
         "train_world": {"players": train.players.height if train else None,
                         "pairs": train.pairs.height if train else None,
                         "seed": train.truth.seed if train else model.trained_on.get("world", {}).get("seed"),
@@ -568,31 +595,43 @@ def _ci(entry: dict[str, Any], name: str) -> str:
     return f"{_f(entry[name])} [{_f(ci[0], 2)}, {_f(ci[1], 2)}]" if ci else _f(entry[name])
 
 
+def _scorer_label(scorer: str, entry: dict[str, Any]) -> str:
+    """The scorer column: a mechanism the model has no classifier for is scored by a
+    constant stand-in (PR-AUC = prevalence), which must not read as a model's figure
+    (the JSON says ``trained: false``)."""
+    return "model (not trained)" if scorer == "model" and not entry.get("trained", True) \
+        else scorer
+
+
 def _acted_table(report: dict[str, Any]) -> list[str]:
     """The acted-positives view: same metrics, positives = labelled subjects that acted."""
     lines = ["Acted positives (positives = labelled subjects with at least one planted event of "
              "the mechanism in this world — pairs: by either member, in a game where the other "
              "is seated; labelled subjects that never acted are left out, neither positive nor "
-             "negative; same scores as above):", "",
+             "negative; labelled subjects never seated (no score) are counted apart; same "
+             "scores as above):", "",
              "| mechanism | level | acted / labelled (left out) | positives / n | scorer | "
              "PR-AUC [95% CI] | P@10 | P@50 [95% CI] | P@100 | recall@1%FPR [95% CI] |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    rows: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = []
+    rows: list[tuple[str, str, dict[str, Any], tuple[str, ...], dict[str, Any]]] = []
     for m, e in report["mechanisms"].items():
         if "acted" not in e:
             continue
         rows.append((m, e["level"], e["acted"],
-                     ("model", "unsupervised", "baseline_winrate", "baseline_chipflow")))
+                     ("model", "unsupervised", "baseline_winrate", "baseline_chipflow"), e))
         if "player_level" in e["acted"]:
-            rows.append((m, "player (best pair)", e["acted"]["player_level"], ("model",)))
-    for m, level, a, scorers in rows:
+            rows.append((m, "player (best pair)", e["acted"]["player_level"], ("model",), e))
+    for m, level, a, scorers, e in rows:
         count = f"{a['acted']} / {a['labelled']} ({a['dropped']})"
+        if a.get("unscored"):
+            count += f", {a['unscored']} never seated"
         if a.get("absent"):
             lines.append(f"| {m} | {level} | {count} | — | — | no labelled subject acted | | | | |")
             continue
         for scorer in scorers:
             x = a[scorer]
-            lines.append(f"| {m} | {level} | {count} | {x['positives']} / {x['n']} | {scorer} | "
+            lines.append(f"| {m} | {level} | {count} | {x['positives']} / {x['n']} | "
+                         f"{_scorer_label(scorer, e)} | "
                          f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
                          f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
     return lines
@@ -602,9 +641,11 @@ def render_markdown(report: dict[str, Any]) -> str:
     """The report's tables (DETECTION.md pastes this)."""
     lines = []
     tw = report["test_world"]
+    labelled = (f"; {tw['fraud_labelled']} labelled in the whole world, seated or not"
+                if "fraud_labelled" in tw else "")
     lines.append(f"Test world: {tw['players']} players ({tw['fraud_players']} with a mechanism, "
-                 f"{tw['fraud_share']:.1%}), {tw['pairs']} candidate pairs; seed {tw['seed']}. "
-                 f"Training world seed {report['train_world']['seed']}.")
+                 f"{tw['fraud_share']:.1%}{labelled}), {tw['pairs']} candidate pairs; "
+                 f"seed {tw['seed']}. Training world seed {report['train_world']['seed']}.")
     lines.append("")
     lines.append("| mechanism | level | positives / n | scorer | PR-AUC [95% CI] | P@10 | P@50 [95% CI] | P@100 | recall@1%FPR [95% CI] |")
     lines.append("|---|---|---|---|---|---|---|---|---|")
@@ -614,12 +655,14 @@ def render_markdown(report: dict[str, Any]) -> str:
             continue
         for scorer in ("model", "unsupervised", "baseline_winrate", "baseline_chipflow"):
             x = e[scorer]
-            lines.append(f"| {m} | {e['level']} | {x['positives']} / {x['n']} | {scorer} | "
+            lines.append(f"| {m} | {e['level']} | {x['positives']} / {x['n']} | "
+                         f"{_scorer_label(scorer, e)} | "
                          f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
                          f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
         if "player_level" in e:
             x = e["player_level"]
-            lines.append(f"| {m} | player (best pair) | {x['positives']} / {x['n']} | model | "
+            lines.append(f"| {m} | player (best pair) | {x['positives']} / {x['n']} | "
+                         f"{_scorer_label('model', e)} | "
                          f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
                          f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
     col = report.get("collusion")

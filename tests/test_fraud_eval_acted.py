@@ -126,7 +126,7 @@ def test_acted_metrics_drop_the_never_acting_pair() -> None:
 def test_acted_metrics_nobody_acted() -> None:
     keys = ["h2", "x", "y"]
     view = acted_metrics(keys, {"h2"}, set(), {"model": np.array([0.9, 0.1, 0.2])})
-    assert view == {"labelled": 1, "acted": 0, "dropped": 1, "absent": True}
+    assert view == {"labelled": 1, "acted": 0, "dropped": 1, "unscored": 0, "absent": True}
 
 
 def test_seating_reads_player_games() -> None:
