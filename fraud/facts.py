@@ -54,7 +54,7 @@ per-discard work is a few popcounts per seat, not a pass over 53 cards.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -137,6 +137,16 @@ _MOVE_TYPES = frozenset({
 })
 #: moves whose "hand before" is rebuilt and measured (the others: hand size only)
 _REBUILD = frozenset({"Drew", "Discarded", "AutoPlayed", "FreshPressed", "DeclaredRummy"})
+
+
+#: moves that show cards leaving the mover's hand, besides a discard: type -> the cards
+_SHOWN_OUT: dict[str, Callable[[dict[str, Any]], list[int]]] = {
+    "Melded": lambda p: [parse_card(c) for c in p["cards"]],
+    "LaidDown": lambda p: [parse_card(c) for m in p["melds"] for c in m["cards"]],
+    "LaidOff": lambda p: [parse_card(p["card"])],
+    "JokerSwapped": lambda p: [parse_card(p["card"])],
+    "RummyCalled": lambda p: [parse_card(p["discard"])],
+}
 
 
 def _identifier(value: str | None) -> str | None:
@@ -244,9 +254,11 @@ class _Observer:
             self.dist_cache[key] = d
         return d
 
-    def public_masks(self, seat: int, hand: list[int]) -> Masks | None:
+    def public_masks(self, seat: int) -> Masks | None:
         """Gain masks of what the table knows ``seat`` holds (pile cards he took and
-        still holds), or None when nothing is known."""
+        has not been seen to part with), or None when nothing is known. From the public
+        record alone: his hidden hand would tell a twin copy (two decks) of a card he
+        took and then discarded or melded from the card itself."""
         known = self.public[seat]
         if not known:
             return None
@@ -254,7 +266,7 @@ class _Observer:
         nat = [0, 0, 0, 0]
         wr = self.fam.wild_rank
         for c in known:
-            if c < 52 and hand[c] and c >> 2 != wr:
+            if c < 52 and c >> 2 != wr:
                 nat[c & 3] |= 1 << (c >> 2)
         if not any(nat):
             return None
@@ -300,6 +312,7 @@ class _Observer:
                           p.get("client"))
         elif etype == "RoundStarted" and hands is not None:
             self.pile_from = ""  # the turned-up card: nobody discarded it
+            self.last_discard_rows = {}  # last round's discards can no longer be taken
             self.public = [{} for _ in self.seats]
             for s, pid in enumerate(self.seats):
                 if any(hands[s]):
@@ -310,6 +323,8 @@ class _Observer:
             self._move(event, player, ts, think, hands, auto=True)
             self.pile_from = player  # the auto-discard is not a decision: no discard rows
             self.last_discard_rows = {}
+            if player in self.seat_index:  # discarded in view of the table
+                self._forget(self.seat_index[player], [parse_card(event["payload"]["discarded"])])
         elif etype == "PlayerRemoved":
             self.removed.add(event["payload"]["player"])
         elif actor != "system" and etype in _MOVE_TYPES:
@@ -317,6 +332,13 @@ class _Observer:
                 self.fresh[actor] = self.fresh.get(actor, 0) + 1
             if etype == "PlayerLeft":
                 self.left.add(actor)
+            if hands is not None and actor in self.seat_index:
+                if etype == "Bought":  # the discard is bought in view of the table
+                    bought = parse_card(event["payload"]["card"])
+                    known = self.public[self.seat_index[actor]]
+                    known[bought] = known.get(bought, 0) + 1
+                elif etype in _SHOWN_OUT:
+                    self._forget(self.seat_index[actor], _SHOWN_OUT[etype](event["payload"]))
             self._move(event, actor, ts, think, hands, auto=False)
             if hands is not None:
                 if etype == "Drew":
@@ -324,7 +346,10 @@ class _Observer:
                 elif etype == "Discarded":
                     self._discard(event, actor, parse_card(event["payload"]["card"]), hands)
                 elif etype == "DeclaredRummy":
-                    self._discard(event, actor, parse_card(event["payload"]["discard"]), hands)
+                    # the declared melds left the hand with the discard: they were his
+                    # options too (the hand after a declaration is empty)
+                    self._discard(event, actor, parse_card(event["payload"]["discard"]), hands,
+                                  _meld_cards(event["payload"]))
             elif etype == "CardPlayed" and self.variant == "michigan":
                 self._start(event, actor, st)
         if self.variant == "michigan":
@@ -334,6 +359,9 @@ class _Observer:
             if self.in_round and not now:
                 self._round_end(event, hands, st)
             self.in_round = now
+        if etype == "RummyCalled":  # Liverpool: the called discard left the pile to the
+            self.pile_from = actor  # caller, whose own discard now tops it
+            self.last_discard_rows = {}
         self._remember_table(st)
 
     def _move(self, event: Event, player: str, ts: int, think: int,
@@ -360,6 +388,10 @@ class _Observer:
                     hand[parse_card(p["discarded"])] += 1
                     if p.get("drew"):
                         hand[parse_card(p["drew"])] -= 1
+                elif etype == "DeclaredRummy":
+                    hand[parse_card(p["discard"])] += 1
+                    for c in _meld_cards(p):
+                        hand[c] += 1
                 if min(hand) >= 0:
                     size = sum(hand)
                     # the meld distance of every hand a turn can stand at, the auto-played
@@ -404,15 +436,19 @@ class _Observer:
                 if row is not None and row < len(rows):
                     rows[row] = (*rows[row][:-1], True)
 
-    def _discard(self, event: Event, player: str, card: int, hands: list[list[int]]) -> None:
+    def _discard(self, event: Event, player: str, card: int, hands: list[list[int]],
+                 melded: Iterable[int] = ()) -> None:
         """Rows for one discard: the card's gain to every other active seat's hidden hand,
-        against the discarder's options (all of them, and those worth as much to him)."""
+        against the discarder's options (all of them, and those worth as much to him).
+        ``melded``: cards that left the hand in the same move (a declaration's melds)."""
         fam = self.fam
         assert fam is not None
         seat = self.seat_index[player]
         n = len(self.seats)
         own = list(hands[seat])
         own[card] += 1  # the hand before the discard
+        for c in melded:
+            own[c] += 1
         mine = self.info(own)
         opts = mine.nat
         n_opt = sum(m.bit_count() for m in opts)
@@ -427,17 +463,19 @@ class _Observer:
         self.last_discard_seq = event["seq"]
         self.pile_from = player
         rows = self.sink.rows["discards"]
-        for off in range(1, n):
-            t = (seat + off) % n
+        off = 0  # the target's place in the order of play after the discarder (1 = next)
+        for step in range(1, n):
+            t = (seat + step) % n
             target = self.seats[t]
             th = hands[t]
             if not any(th):
-                continue  # out of the game (removed / left): nobody to feed
+                continue  # out of the game (removed / left / eliminated): nobody to feed
+            off += 1
             g = self.info(th).gain
             gain = gain_of(g, card, fam)
             alt = gain_sum(g, opts) / n_opt if n_opt else 0.0
             tie_alt = gain_sum(g, tie) / tie_n if tie_n else float(gain)
-            pg = self.public_masks(t, th)
+            pg = self.public_masks(t)
             if pg is None:
                 pub_gain, pub_tie, flat = 0, 0.0, True
             else:
@@ -449,11 +487,16 @@ class _Observer:
             self.last_discard_rows[target] = len(rows)
             rows.append((self.game_id, event["seq"], player, target, off, card, gain, alt,
                          keep_gain, tie_alt, tie_n, pub_gain, pub_tie, flat, False))
+        self._forget(seat, [card])
+
+    def _forget(self, seat: int, cards: list[int]) -> None:
+        """The table saw ``seat`` part with ``cards``: he is no longer known to hold them."""
         known = self.public[seat]
-        if known.get(card):
-            known[card] -= 1
-            if not known[card]:
-                del known[card]
+        for card in cards:
+            if known.get(card):
+                known[card] -= 1
+                if not known[card]:
+                    del known[card]
 
     def _start(self, event: Event, player: str, st: Any) -> None:
         """Michigan: a start after a stop with two or more suits to choose from — how far
@@ -590,6 +633,11 @@ class _Observer:
             for winner in sorted(gainers):
                 self.sink.add("chip_flows", self.game_id, last_seq, loser, winner,
                               loss * gainers[winner] / total, "pot")
+
+
+def _meld_cards(payload: dict[str, Any]) -> list[int]:
+    """Every card of a declaration's melds (DeclaredRummy.melds)."""
+    return [parse_card(c) for m in payload.get("melds", []) for c in m["cards"]]
 
 
 def collect(events: Iterable[Event], sink: Sink) -> None:

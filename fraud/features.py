@@ -86,7 +86,7 @@ import polars as pl
 #: The definition of the feature tables below. Bump it whenever a feature's column set
 #: or meaning changes: the built-in model's shipped training tables (fraud/builtin.py)
 #: record the version they were computed with and are refused under another one.
-FEATURES_VERSION = 7
+FEATURES_VERSION = 8  # 8: the facts audit (meld distance, offsets, public record, declarations)
 
 #: player-level feature columns (model inputs), in order
 PLAYER_FEATURES: tuple[str, ...] = (

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..events.cards import JOKER, NCARDS
+from ..replay.rules.classic import MELD_RULES as CLASSIC_MELDS
+from ..replay.rules.melds import find_partition
 
 ACE = 12
 
@@ -48,10 +50,12 @@ class Family:
     run_min: int
     wild_rank: int | None  # rank index whose cards are wild (Liverpool: the 2s), else None
     jokers_wild: bool
+    #: a finished hand needs a run of at least this many cards (classic: CL-LONGRUN), 0: no
+    long_run: int = 0
 
 
 FAMILIES: dict[str, Family] = {
-    "classic": Family("classic", 3, None, True),
+    "classic": Family("classic", 3, None, True, long_run=4),
     "r500": Family("r500", 3, None, True),
     "liverpool": Family("liverpool", 4, 0, False),
 }
@@ -195,10 +199,24 @@ _RANKS_MASK = (1 << 13) - 1
 
 def _run_cover(ranks: int, k: int) -> int:
     """Ranks (bits 0..12, ace = 12) of ``ranks`` lying in a run of >= k consecutive held
-    cards on the ace-low/high ladder (ace low via ladder bit 0, never both ends at once)."""
-    if ranks.bit_count() < k - 1:  # the ace counts twice on the ladder: k - 1 may still run
+    cards on the ace-low/high ladder (ace low via ladder bit 0, never both ends at once).
+
+    One layer holds one copy of each card, so its ace may serve the low run (``A23``) or
+    the high run (``QKA``), not both: when both would use it, the reading that covers
+    more cards is kept (``2 3 Q K A`` covers three cards, not five)."""
+    if ranks.bit_count() < k:
         return 0
     mask = ((ranks << 1) | (ranks >> 12 & 1))  # ladder bits 0..13
+    cover = _ladder_cover(mask, k)
+    if cover & 1 and cover >> 13 & 1:  # the one ace in both runs: keep the better reading
+        low = _ladder_cover(mask & ~(1 << 13), k)
+        high = _ladder_cover(mask & ~1, k)
+        cover = low if low.bit_count() >= high.bit_count() else high
+    return ((cover >> 1) & _RANKS_MASK) | ((cover & 1) << 12)
+
+
+def _ladder_cover(mask: int, k: int) -> int:
+    """Ladder bits of ``mask`` lying in a window of >= k consecutive set bits."""
     w = mask
     for i in range(1, k):
         w &= mask >> i
@@ -207,23 +225,29 @@ def _run_cover(ranks: int, k: int) -> int:
     cover = 0
     for i in range(k):
         cover |= w << i
-    cover &= mask
-    return ((cover >> 1) & _RANKS_MASK) | ((cover & 1) << 12)
+    return cover & mask
 
 
 def _popcount(x: int) -> int:
     return x.bit_count()
 
 
-def _leftover(m1: list[int], m2: list[int], k: int, sets_first: bool) -> tuple[list[int], list[int]]:
-    """Per-suit rank masks of the two copies left after greedy runs and sets."""
+def _leftover(m1: list[int], m2: list[int], k: int, sets_first: bool
+              ) -> tuple[list[int], list[int], int]:
+    """Per-suit rank masks of the two copies left after greedy runs and sets, and how
+    many more wild cards the melds found can take: many when there is a run (it grows
+    at either end), else one per three-card set (a set holds at most four suits)."""
     a = list(m1)
     b = list(m2)
+    room = [0]
 
     def runs() -> None:
         for s in range(4):
-            a[s] &= ~_run_cover(a[s], k)
-            b[s] &= ~_run_cover(b[s], k)
+            ca, cb = _run_cover(a[s], k), _run_cover(b[s], k)
+            if ca or cb:
+                room[0] = _MANY
+            a[s] &= ~ca
+            b[s] &= ~cb
 
     def sets() -> None:
         # bit-parallel over ranks: a rank with cards in >= 3 suits is a set; one copy of
@@ -232,6 +256,8 @@ def _leftover(m1: list[int], m2: list[int], k: int, sets_first: bool) -> tuple[l
         ge3 = (u0 & u1 & u2) | (u0 & u1 & u3) | (u0 & u2 & u3) | (u1 & u2 & u3)
         if not ge3:
             return
+        ge4 = u0 & u1 & u2 & u3
+        room[0] += (ge3 & ~ge4).bit_count()
         for s in range(4):
             in_set = ge3 & (a[s] | b[s])
             from_b = in_set & b[s]
@@ -244,17 +270,24 @@ def _leftover(m1: list[int], m2: list[int], k: int, sets_first: bool) -> tuple[l
     else:
         runs()
         sets()
-    return a, b
+    return a, b, room[0]
 
 
-def _partials(a: list[int], b: list[int]) -> int:
+#: "as many wild cards as a hand holds": the room of a run
+_MANY = 64
+
+
+def _partials(a: list[int], b: list[int], runs: bool = True) -> int:
     """Disjoint two-card partial melds among the leftover cards (greedy, bit-parallel):
-    pairs of a rank in two suits (two pairs from four suits), then same-suit cards one
-    or two ranks apart."""
+    pairs of a rank in two suits (two pairs from four suits), then, when one wild card
+    makes a run of them (``runs``: the family's runs start at 3 cards), same-suit cards
+    one or two ranks apart."""
     u0, u1, u2, u3 = a
     ge2 = (u0 & u1) | (u0 & u2) | (u0 & u3) | (u1 & u2) | (u1 & u3) | (u2 & u3)
     ge4 = u0 & u1 & u2 & u3
     n = ge2.bit_count() + ge4.bit_count()
+    if not runs:
+        return n
     for s in range(4):
         m = (a[s] | b[s]) & ~ge2
         while m:
@@ -290,12 +323,20 @@ def meld_distance(hand: list[int], fam: Family) -> int:
     k = fam.run_min
     best = -1
     for sets_first in (False, True):
-        a, b = _leftover(m1, m2, k, sets_first)
+        a, b, room = _leftover(m1, m2, k, sets_first)
         left = extra + sum(_popcount(x) for x in a) + sum(_popcount(x) for x in b)
-        if wild and left:
-            left -= 2 * min(wild, _partials(a, b))
+        used = min(wild, _partials(a, b, runs=k <= 3)) if wild and left else 0
+        left -= 2 * used
+        # A wild card is a card too: one that completes no partial joins a meld with
+        # room for it (each wild-completed meld takes one more), else it is deadwood.
+        # (A run partial plus one wild is a meld only where runs start at 3 cards:
+        # Liverpool's runs need 4 cards, 3 of them natural.)
+        left += max(0, wild - used - room - used)
         if best < 0 or left < best:
             best = left
+    if best <= 0 and fam.long_run and any(hand) and find_partition(
+            hand, CLASSIC_MELDS, need_long_run=fam.long_run) is None:
+        return 1  # every card melds, but the hand cannot be declared (no long run): not finished
     return max(best, 0)
 
 

@@ -243,7 +243,9 @@ class MeldFeasibility:
         ladder = SUIT_LADDER[c & 3]
         for v in LADDER[c]:
             # c is the lowest natural of the run, except an ace played low below it
-            for lead in range(0, w + 1):  # jokers (or the low ace) below c
+            # the places below c: jokers, or the low ace and jokers (w + 1: the ace is no
+            # joker, so A-2-3 with no joker needs a lead of one)
+            for lead in range(0, w + 2):
                 for ace_low in ((False, True) if lead >= 1 and counts[ladder[1]] and v > 1 else (False,)):
                     start = v - lead
                     if start < 1:

@@ -366,6 +366,9 @@ def test_hand_measures() -> None:
     assert g[parse_card("5H")] == 0 and g[52] == 2  # a held duplicate / the joker
     assert meld_distance(h, FAM) == 4  # 5H6H7H melded; KS KD 2C 9D left
     assert meld_distance(hand(["5H", "6H", "7H", "KS", "KD", "2C", "9D", "JK"]), FAM) == 2
-    assert meld_distance(hand(["QH", "KH", "AH", "AS", "2S", "3S"]), FAM) == 0  # ace high and low
+    r500 = FAMILIES["r500"]
+    assert meld_distance(hand(["QH", "KH", "AH", "AS", "2S", "3S"]), r500) == 0  # ace high and low
+    # classic: every card melds, but no run of 4 (CL-LONGRUN): not finished
+    assert meld_distance(hand(["QH", "KH", "AH", "AS", "2S", "3S"]), FAM) == 1
     liverpool = FAMILIES["liverpool"]
     assert meld_distance(hand(["5H", "6H", "7H"]), liverpool) == 3  # runs need 4 there

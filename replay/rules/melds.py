@@ -609,9 +609,14 @@ def _search(hand, wild_cards, nwild, rules, need_long, long_wild_ok, melds):
                     hand[c] += 1
                 if result is not None:
                     return result
-    # runs starting at `first` (as the lowest natural; wilds below it are tried via ace/low)
-    values = _values(rank)
-    for v0 in values:
+    # runs starting at `first` (as the lowest natural; wilds below it are tried via ace/low),
+    # and runs through `first` that start at its suit's ace, low (A-2-3: the ace's card
+    # number is the suit's highest, so it is never `first` while a 2 or a 3 is held)
+    starts = [(first, v0) for v0 in _values(rank)]
+    ace = make_card(ACE, suit)
+    if ace != first and hand[ace] > 0:
+        starts.append((ace, 1))
+    for start, v0 in starts:
         for lead in range(0, min(nwild, 2) + 1):
             run_cards: list[int] = []
             used_wild = 0
@@ -627,9 +632,9 @@ def _search(hand, wild_cards, nwild, rules, need_long, long_wild_ok, melds):
                 for w in taken:
                     hand[w] += 1
                 continue
-            hand[first] -= 1
-            run_cards.append(first)
-            taken.append(first)
+            hand[start] -= 1
+            run_cards.append(start)
+            taken.append(start)
             v = v0
             result = None
             while True:
