@@ -39,6 +39,8 @@ from typing import Any
 
 import duckdb
 
+from benchmarks._machine import cpu_model
+
 WORK = Path(__file__).parent / "_work"
 README = Path(__file__).parent.parent / "README.md"
 
@@ -173,15 +175,7 @@ def machine() -> dict[str, Any]:
                 mem = int(line.split()[1]) // 1024
     except OSError:
         pass
-    model = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpus": os.cpu_count(), "processor": model, "memory_mb": mem,
+    return {"cpus": os.cpu_count(), "processor": cpu_model(), "memory_mb": mem,
             "python": platform.python_version(), "duckdb": duckdb.__version__,
             "load_average": [round(x, 2) for x in os.getloadavg()]}
 

@@ -51,6 +51,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from benchmarks._machine import cpu_model
+
 QUERIES = {
     "top_pair_flows": """
         SELECT least(src, dst) AS a, greatest(src, dst) AS b,
@@ -278,14 +280,7 @@ def run_stage(args: argparse.Namespace) -> None:
 # --- the driver -------------------------------------------------------------------------------
 
 def machine() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     versions = {}
     for mod in ("duckdb", "polars", "pyarrow", "pydantic", "ray"):
         try:

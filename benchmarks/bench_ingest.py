@@ -39,6 +39,7 @@ import msgspec
 import orjson
 import pyarrow
 
+from benchmarks._machine import cpu_model
 from rummyguard.events.cards import RANKS, SUITS
 from rummyguard.events.hashing import chain
 from rummyguard.events.store import EventStore
@@ -187,15 +188,7 @@ def ingest_once(log: Path, db: Path, n: int, workers: int | None) -> dict[str, f
 
 
 def machine() -> dict[str, Any]:
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
+    return {"nproc": os.cpu_count(), "cpu": cpu_model(), "python": platform.python_version(),
             "duckdb": duckdb.__version__, "msgspec": msgspec.__version__,
             "orjson": orjson.__version__, "pyarrow": pyarrow.__version__}
 

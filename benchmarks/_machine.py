@@ -1,0 +1,18 @@
+"""Machine facts the benchmark harnesses record beside their figures."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (else what ``platform`` knows, else
+    "unknown"): RESULTS.md records the machine each figure was measured on."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
