@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from benchmarks._machine import cpu_model
 from rummyguard.events.gcpause import paused_gc
 from rummyguard.replay.engine import replay_interleaved
 from rummyguard.replay.variant import variant_class
@@ -134,7 +135,7 @@ def main() -> None:
     args = ap.parse_args()
     out: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "processor": _cpu_model()},
+                    "processor": cpu_model()},
         "command": f"python -m benchmarks.bench_replay --games {args.games} --variants {args.variants}",
         "variants": {},
     }
@@ -146,16 +147,6 @@ def main() -> None:
     print(json.dumps(out, indent=2))
     if args.record:
         _record(out)
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def _record(out: dict[str, Any]) -> None:
