@@ -38,10 +38,12 @@ from typing import Any
 
 from ..events.hashing import GENESIS_HASH, event_hash
 from ..events.models import CURRENT_VERSION
-from ..events.timestamps import ts_millis
+from ..events.timestamps import TS_TABLES, ts_millis
 from ..events.upcast import upcast
 from .findings import INTEGRITY, Finding, Halt
 from .variant import Event, GameContext, Transfer, Variant, variant_class
+
+_MINUTE_MS, _SECOND_MS, _MILLI_MS = TS_TABLES
 
 ENGINE_TYPES = frozenset(
     {"GameCreated", "PlayerConnected", "PlayerDisconnected", "ChipsTransferred", "RoundEnded",
@@ -127,7 +129,7 @@ class GameEngine:
         #: interleaved read holds the ids of its open games only; an id reused by another
         #: game is the readers' to catch (ingest quarantines it as conflict_event_id, and so
         #: do the file readers of verify.py)
-        self._event_ids: set[str] | None = set()
+        self._event_ids: set[str | None] | None = set()
         self.connections: dict[str, list[tuple[int, str, str, str]]] = {}
         self._pre_findings: list[Finding] = []
         #: event type -> (handler, True if it is the engine's own, False if the variant's,
@@ -176,11 +178,12 @@ class GameEngine:
         ids = self._event_ids
         if ids is not None:
             event_id = event.get("event_id")
-            if event_id in ids:
+            known = len(ids)
+            ids.add(event_id)  # one hash look-up, not two (`in`, then `add`)
+            # not grown: an id already seen (None, from a direct caller's events, is no id)
+            if len(ids) == known and event_id is not None:
                 self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
                               "event of this game (event ids are unique)")
-            elif event_id is not None:  # a direct caller's events may carry none
-                ids.add(event_id)
         if self.verify_hashes:
             claimed = event.get("hash")
             if (  # the common case of _check_chain: the chain goes on, nothing to report
@@ -219,7 +222,11 @@ class GameEngine:
                 self._start(folded)
             else:
                 ctx.seq = seq
-                ctx.ts_ms = ts_millis(folded["ts"])
+                ts = folded["ts"]
+                try:  # ts_millis(ts), inlined: a call per event costs as much as its look-ups
+                    ctx.ts_ms = _MINUTE_MS[ts[:16]] + _SECOND_MS[ts[17:19]] + _MILLI_MS[ts[20:23]]
+                except KeyError:  # a minute not yet in the table, or not plain digits
+                    ctx.ts_ms = ts_millis(ts)
                 if entry is None:
                     self.variant.apply(folded)  # type: ignore[union-attr]  # reports LOG-EVENT
                 else:
