@@ -7,6 +7,10 @@ never as a traceback.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
 from . import (
@@ -45,19 +49,41 @@ def _root() -> None:
     """Keeps rummyguard a command group even while it has a single command."""
 
 
-app.command("schema")(schema_cmd.schema)
-app.command("checkpoint")(checkpoint_cmd.checkpoint)
-app.command("prove")(checkpoint_cmd.prove)
-app.command("dispute")(dispute_cmd.dispute)
-app.command("check-bundle")(dispute_cmd.check_bundle_cmd)
-app.command("ingest")(ingest_cmd.ingest)
-app.command("verify-log")(verify_log_cmd.verify_log)
-app.command("export")(export_cmd.export)
-app.command("sql")(sql_cmd.sql)
-app.command("verify")(verify_cmd.verify)
-app.command("replay")(replay_cmd.replay)
-app.command("demo")(demo_cmd.demo)
-app.command("scan")(scan_cmd.scan)
-app.command("flags")(flags_cmd.flags)
-app.command("eval")(eval_cmd.eval_)
-app.command("simulate")(simulate_cmd.simulate)
+def _flowing(doc: str) -> str:
+    """A command's docstring as help text that rewraps to the terminal's width.
+
+    Typer keeps the single line breaks of every paragraph after the first, so help
+    wrapped in the source at ~90 columns came out ragged in an 80-column terminal (a
+    one-word line after each full one). Lines of a paragraph are joined; a paragraph
+    whose later lines are indented (an example block) keeps its breaks.
+    """
+    paragraphs = []
+    for para in doc.split("\n\n"):
+        lines = para.split("\n")
+        if para.startswith("\b") or any(line[:1] in (" ", "\t") for line in lines[1:]):
+            paragraphs.append(para)
+        else:
+            paragraphs.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _register(name: str, command: Callable[..., Any]) -> None:
+    app.command(name, help=_flowing(inspect.getdoc(command) or ""))(command)
+
+
+_register("schema", schema_cmd.schema)
+_register("checkpoint", checkpoint_cmd.checkpoint)
+_register("prove", checkpoint_cmd.prove)
+_register("dispute", dispute_cmd.dispute)
+_register("check-bundle", dispute_cmd.check_bundle_cmd)
+_register("ingest", ingest_cmd.ingest)
+_register("verify-log", verify_log_cmd.verify_log)
+_register("export", export_cmd.export)
+_register("sql", sql_cmd.sql)
+_register("verify", verify_cmd.verify)
+_register("replay", replay_cmd.replay)
+_register("demo", demo_cmd.demo)
+_register("scan", scan_cmd.scan)
+_register("flags", flags_cmd.flags)
+_register("eval", eval_cmd.eval_)
+_register("simulate", simulate_cmd.simulate)

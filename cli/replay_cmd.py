@@ -96,7 +96,7 @@ def replay(
     Examples:
       rummyguard replay g-000123 --at 57           the table right after seq 57
       rummyguard replay g-000123 --at 57 --as bob  what bob could see then
-      rummyguard replay g-000123 --html g.html     a page to step through in a browser
+      rummyguard replay g-000123 --html g.html     a page to step through
     """
     if html is not None:
         check_output_file(html, "--html")
