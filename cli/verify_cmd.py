@@ -9,7 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from ..replay.rule_text import rule_text
+from ..replay.rule_text import rule_summary
 from ..replay.verify import (
     VerifyRun,
     read_store_bad_lines,
@@ -127,7 +127,7 @@ def _print_table(run: VerifyRun) -> None:
             table.add_column(col, overflow="fold")
         for rule, (kind, game, seq, n) in sorted(examples.items()):
             table.add_row(*(Text(cell) for cell in (rule, kind, str(n), f"{game}:{seq}",
-                                                    rule_text(rule)[:90])))
+                                                    rule_summary(rule))))
         console.print(table)
     console.print(
         f"{summary['games']} games replayed: {summary['clean']} clean, "

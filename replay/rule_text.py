@@ -1,6 +1,8 @@
 """The rulebook's sentence for every rule ID (generated from spec/RULES.md; regenerate
 when the spec changes). Reports quote these next to a finding."""
 
+import re
+
 RULE_TEXT: dict[str, str] = {
     'C-DEAL': 'The deck is recorded, not re-generated (C-DEAL). `RoundStarted.deck` is the full shuffled order, top first. Dealing takes cards from the top, one at a time, seat by seat starting left of the dealer. A replay never calls a random generator.',
     'C-WILD': 'Wild cards (C-WILD) stand for exactly one card, fixed when the meld is made: a meld in the log is an ordered list (runs low to high), so the position of a wild fixes what it stands for. A run whose wild is at an end may name it with `"as"`; without it, a wild at the low end stands for the card below only when the high end is `A`.',
@@ -76,3 +78,21 @@ LOG_RULE_TEXT: dict[str, str] = {
 def rule_text(rule: str) -> str:
     """The sentence behind a rule ID (empty if unknown)."""
     return RULE_TEXT.get(rule) or LOG_RULE_TEXT.get(rule, '')
+
+
+_SENTENCE_END = re.compile(r"\.\s+(?=[A-Z`\"])")
+_LIST_MARK = re.compile(r"\s(\d+\.|-)$")
+
+
+def rule_summary(rule: str, limit: int = 90) -> str:
+    """The rule's text shortened for a table cell: its first sentence, cut at a word
+    boundary with an ellipsis when longer than ``limit`` characters (a cut mid-word,
+    such as "the player: dr", reads as a typo in a report)."""
+    text = rule_text(rule)
+    end = _SENTENCE_END.search(text)  # not "contract at once: 1. two sets"
+    first = text if end is None else text[: end.start() + 1]
+    if len(first) <= limit:
+        return first
+    cut = first[: limit - 1].rsplit(" ", 1)[0]
+    cut = _LIST_MARK.sub("", cut).rstrip(" ,;:(-")  # no dangling "1." or "-" item mark
+    return cut + "…"
