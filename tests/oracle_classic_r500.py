@@ -720,9 +720,10 @@ def _removal(g: _Game, e: Event) -> None:
     elif ok and reason == "strikes" and classic:
         ok = who in g.active
         if ok:
-            # §1 CL-STRIKES: removed at his fourth timeout: three auto-plays before, in
+            # §1 CL-STRIKES: removed at his fourth timeout: three auto-plays before (or
+            # more: a fourth auto-played was the breach, the removal is then overdue), in
             # his turn, both clocks run out (CL-TIMER)
-            if (g.strikes.get(who, 0) != 3 or who != g.turn
+            if (g.strikes.get(who, 0) < 3 or who != g.turn
                     or g.now < g.deadline(who)):
                 g.out.claims.append((e["seq"], "CL-STRIKES", "violation"))
             g.remove(who)

@@ -606,17 +606,24 @@ class ClassicRummy(CardTable):
         want_drew, want_discard = self.expected_autoplay(seat)
         drew = parse_card(p["drew"]) if p["drew"] is not None else None
         discarded = parse_card(p["discarded"])
+        wrong = ""
         if drew != want_drew or discarded != want_discard:
             show = lambda c: format_card(c) if c is not None else "nothing"  # noqa: E731
-            self.ctx.violation(
-                "CL-AUTOPLAY",
-                f"auto-play drew {show(drew)} and discarded {show(discarded)}; "
-                f"the rule gives draw {show(want_drew)}, discard {show(want_discard)}",
-            )
+            wrong = (f"auto-play drew {show(drew)} and discarded {show(discarded)}; "
+                     f"the rule gives draw {show(want_drew)}, discard {show(want_discard)}")
+            if (drew is None) != (want_drew is None) or want_discard is None:
+                # a draw missing or extra, or no auto-play due at all: wrong whatever
+                # the cards, so reported before their C-HOLD check
+                self.ctx.violation("CL-AUTOPLAY", wrong)
+                wrong = ""
+        # C-HOLD before the cards are judged: a card that is not where the event says
+        # is the one finding of it (as for a Drew or a Discarded), not also CL-AUTOPLAY
         if drew is not None:
             self.take_stock(drew)
             self.hands[seat][drew] += 1
         self.take_from_hand(seat, discarded)
+        if wrong:
+            self.ctx.violation("CL-AUTOPLAY", wrong)
         self.pile.append(discarded)
         self.strikes[seat] = strike
         self._end_turn(seat)
@@ -644,7 +651,9 @@ class ClassicRummy(CardTable):
             self.ctx.violation("CL-STRIKES", f"{p['player']} removed for strikes outside play")
         else:
             why = []
-            if self.strikes[seat] != MAX_STRIKES:
+            # CL-STRIKES: the fourth timeout removes; past it (a fourth auto-played, which
+            # was the breach) a removal is the rule applied late, not a second breach
+            if self.strikes[seat] < MAX_STRIKES:
                 why.append(f"he had {self.strikes[seat]} auto-plays, not {MAX_STRIKES}")
             if seat != self.current:
                 why.append("it was not his turn")
