@@ -381,7 +381,9 @@ class Liverpool(_Referee):
             self.check_dealer(int(p["dealer"]), "C-DEAL")
         self.dealer = int(p["dealer"])
         deck = [card_code(c) for c in p["deck"]]
-        decks = 2 if self.n <= 5 else 3
+        # "2 x 52 for up to 5 players, 3 x 52 for more": the players dealt in (a player who
+        # left is not dealt to), the engine's reading too (tests/test_audit24_...)
+        decks = 2 if len(self.active) <= 5 else 3
         if Counter(deck) != Counter(r + s for r in RANKS for s in SUITS for _ in range(decks)):
             self.find("C-DEAL")
         size = 10 if self.round_no <= 4 else 12
