@@ -123,8 +123,12 @@ def _print_table(run: VerifyRun) -> None:
             examples[f.rule] = (kind, game, seq, n + 1)
     if examples:
         table = Table(title="Findings by rule", show_lines=False)
-        for col in ("rule", "kind", "count", "first at (game:seq)", "rule text"):
-            table.add_column(col, overflow="fold")
+        # the short columns never wrap, so the rule's text gets the rest of the width
+        table.add_column("rule", no_wrap=True)
+        table.add_column("kind", no_wrap=True)
+        table.add_column("count", justify="right", no_wrap=True)
+        table.add_column("first at", no_wrap=True)  # game:seq, for `replay GAME --at SEQ`
+        table.add_column("rule text", overflow="fold", ratio=1)
         for rule, (kind, game, seq, n) in sorted(examples.items()):
             table.add_row(*(Text(cell) for cell in (rule, kind, str(n), f"{game}:{seq}",
                                                     rule_summary(rule))))

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date
 
 #: "YYYY-MM-DDTHH:MM" -> milliseconds at that minute; a game's events share a few
 #: minutes, so the replay parses a date and an hour once per minute, not per event
@@ -66,7 +66,9 @@ def format_ts(ms: int) -> str:
     day, in_day = divmod(ms, 86_400_000)
     text = _DAY_TEXT.get(day)
     if text is None:
-        text = datetime.fromtimestamp(day * 86_400, tz=UTC).strftime("%Y-%m-%dT")
+        # not strftime: its "%Y" gives "1", not "0001", for year 1
+        d = date.fromordinal(_EPOCH_ORDINAL + day)
+        text = f"{d.year:04d}-{d.month:02d}-{d.day:02d}T"
         if len(_DAY_TEXT) < 1 << 16:
             _DAY_TEXT[day] = text
     secs, milli = divmod(in_day, 1000)
