@@ -312,9 +312,13 @@ class GameEngine:
             self._finding(seq, "LOG-GAME", f"event of game {event['game_id']!r} in game {self.game_id!r}")
             return False
         if seq < self.next_seq:
+            # say when it is the same event again (a retry, or files that overlap): the
+            # support agent's answer is then "merge by ingest", not "the log was reordered"
+            ids = self._event_ids
+            again = ids is not None and event.get("event_id") in ids
+            what = "repeated: the same event_id again" if again else "repeated or out of order"
             self._finding(
-                seq, "LOG-SEQ",
-                f"seq {seq} repeated or out of order (expected {self.next_seq}); event skipped",
+                seq, "LOG-SEQ", f"seq {seq} {what} (expected {self.next_seq}); event skipped",
             )
             return False
         if seq > self.next_seq:

@@ -326,6 +326,21 @@ def test_the_same_event_again_is_a_no_op_at_ingest_and_a_finding_in_a_file(
     assert r.files_exit == 1
 
 
+def test_the_finding_for_a_repeat_says_it_is_the_same_event() -> None:
+    """The LOG-SEQ of a copy names what happened (the same event_id again), so a support
+    agent can tell overlapping exports or a retry from a reordered log."""
+    from rummyguard.replay.engine import replay
+
+    again = replay([*EVENTS[:8], EVENTS[7], *EVENTS[8:]]).findings
+    assert [(f.seq, f.rule) for f in again] == [(7, "LOG-SEQ")]
+    assert "the same event_id again" in again[0].message
+    moved = copy.deepcopy(EVENTS[3])
+    moved["event_id"] = "another-id"
+    reordered = replay([*EVENTS[:8], moved, *EVENTS[8:]]).findings
+    assert [(f.seq, f.rule) for f in reordered] == [(3, "LOG-SEQ")]
+    assert "repeated or out of order" in reordered[0].message
+
+
 def test_an_event_id_again_with_other_content_stays_a_finding(tmp_path: Path) -> None:
     """EVENTS.md: "the same ``event_id`` with other content ... is rejected as a conflict".
     The guard of the no-op above: a copy of seq 7 whose card differs (same event_id, same
