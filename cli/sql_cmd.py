@@ -103,16 +103,26 @@ def _stream_json(columns: list[str], cursor: Any) -> None:
 
 def unique_names(columns: list[str]) -> list[str]:
     """Column names as JSON object keys, each once: a repeated name (``SELECT g.*, p.*``
-    repeats ``game_id``) gets ``_1`` appended until it is free, as DuckDB's own
-    ``.df()``/``.pl()`` name them. Without this the object would keep only the last
-    of the equal keys and the others' values would be lost without a word."""
-    used: set[str] = set()
+    repeats ``game_id``) gets a suffix, exactly as DuckDB's own ``.df()``/``.pl()`` name
+    them (``QueryResult::DeduplicateColumns``): names compare case-insensitively, the
+    n-th repeat of a name gets ``_n`` (``game_id``, ``game_id_1``, ``game_id_2``), and
+    a suffixed name already taken moves on to the next n. Without this the object would
+    keep only the last of the equal keys and the others' values would be lost."""
+    count: dict[str, int] = {}  # lower-case name -> the next suffix to try
     out = []
     for name in columns:
-        while name in used:
-            name = f"{name}_1"
-        used.add(name)
-        out.append(name)
+        low = name.lower()
+        if low not in count:
+            count[low] = 1
+            out.append(name)
+            continue
+        new = f"{name}_{count[low]}"
+        while new.lower() in count:
+            count[low] += 1
+            new = f"{name}_{count[low]}"
+        count[low] += 1
+        count[new.lower()] = 1
+        out.append(new)
     return out
 
 
@@ -143,7 +153,10 @@ def _exact_ints(value: Any) -> Any:
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
+        if value == value.to_integral_value():
+            return int(value)
+        # exact, as DuckDB prints it: a double keeps ~16 of the 38 digits a DECIMAL may have
+        return orjson.Fragment(str(value))
     if isinstance(value, bytes):
         return _blob(value)
     return str(value)

@@ -754,7 +754,8 @@ def write_plan(
                 "INSERT INTO store.quarantine (source, line_no, reason, detail, raw, raw_bytes, "
                 "raw_sha256, event_id, game_id, seq, batch_id, received_at) "
                 "SELECT source, line_no, reason, detail, raw, raw_bytes, raw_sha256, event_id, "
-                "game_id, seq, ?, now()::TIMESTAMP FROM _rg_quarantine ON CONFLICT DO NOTHING",
+                "game_id, seq, ?, now() AT TIME ZONE 'UTC' FROM _rg_quarantine "
+                "ON CONFLICT DO NOTHING",
                 [batch_id],
             )
         finally:
@@ -762,7 +763,8 @@ def write_plan(
     con.execute(
         "INSERT INTO store.ingest_batches (batch_id, source, first_line, last_line, lines_read, "
         "stored, duplicates, quarantined, started_at, committed_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, make_timestamp(?::BIGINT), now()::TIMESTAMP)",
+        # UTC, as started_at: a plain now()::TIMESTAMP is the machine zone's wall clock
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, make_timestamp(?::BIGINT), now() AT TIME ZONE 'UTC')",
         [batch_id, source, first_line, first_line + len(lines) - 1, len(lines), n_stored,
          plan.duplicates, len(plan.quarantined), int(started * 1_000_000)],
     )

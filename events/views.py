@@ -136,9 +136,24 @@ def connect_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
         check_store_name(path)
     except StoreError as exc:
         raise QueryError(str(exc)) from None
+    # The session's time zone is UTC, whatever the machine's: the store's TIMESTAMPs are
+    # UTC, and a TIMESTAMPTZ (`ts::TIMESTAMPTZ`, `to_timestamp(...)`, `now()`) would
+    # otherwise be read, printed and bucketed by day in the machine's zone. DuckDB takes
+    # `TimeZone` only once ICU is loaded, after connect: so set it, then lock. GLOBAL, as
+    # a second connection to the file in this process shares the (then locked) instance.
     try:
-        con = duckdb.connect(str(path), read_only=True, config=dict(READONLY_CONFIG))
+        con = duckdb.connect(str(path), read_only=True,
+                             config={**READONLY_CONFIG, "lock_configuration": False})
     except duckdb.Error as exc:
+        raise QueryError(f"cannot open store {path}: {one_line(exc)}") from None
+    try:
+        with contextlib.suppress(duckdb.CatalogException):  # no ICU: no zone but UTC anyway
+            if con.execute("SELECT current_setting('TimeZone')").fetchall() != [("UTC",)]:
+                con.execute("SET GLOBAL TimeZone = 'UTC'")
+        if con.execute("SELECT current_setting('lock_configuration')").fetchall() != [(True,)]:
+            con.execute("SET GLOBAL lock_configuration = true")
+    except duckdb.Error as exc:
+        con.close()
         raise QueryError(f"cannot open store {path}: {one_line(exc)}") from None
     row = con.execute(
         "SELECT count(*) FROM duckdb_views() WHERE schema_name = 'main' AND view_name = 'events'"
