@@ -400,7 +400,7 @@ def save_run(con: Any, run: VerifyRun) -> None:
         con.unregister("_rg_ids")
         _insert(con, "replay_games", games,
                 ["game_id", "variant", "clean", "halted", "winners", "findings", "events", "last_seq",
-                 "finished"], extra=("verified_at", "now()"))
+                 "finished"], extra=("verified_at", "now() AT TIME ZONE 'UTC'"))
         _insert(con, "replay_findings", findings, ["game_id", "seq", "rule", "kind", "message", "n"])
         _insert(con, "replay_player_games", players,
                 ["game_id", "player", "seat", "variant", "net", "score", "won"])

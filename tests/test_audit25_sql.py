@@ -1056,6 +1056,30 @@ def test_q41_ingest_times_are_utc_whatever_the_machine_zone(tmp_path: Path) -> N
         assert before <= when <= after, (started, committed, received)
 
 
+def test_q41b_verified_at_is_utc_whatever_the_machine_zone(tmp_path: Path) -> None:
+    """The time `verify --db` records for each game (store.replay_games.verified_at) is UTC
+    like every other timestamp of the store, also on a machine whose zone is not."""
+    import os
+    import subprocess
+    import sys
+
+    _dump(tmp_path / "g.jsonl", _simple_game("TZV", 2))
+    db = tmp_path / "tzv.duckdb"
+    env = {**os.environ, "TZ": "Asia/Kolkata"}
+    before = datetime.now(UTC).replace(tzinfo=None)
+    for args in (["ingest", str(tmp_path / "g.jsonl")], ["verify"]):
+        done = subprocess.run([sys.executable, "-m", "rummyguard.cli", *args, "--db", str(db)],
+                              env=env, capture_output=True, check=False, text=True)
+        assert done.returncode in (0, 1), done.stderr
+    after = datetime.now(UTC).replace(tzinfo=None)
+    c = connect_readonly(db)
+    try:
+        stamps = [row[0] for row in q(c, "SELECT verified_at FROM store.replay_games")]
+    finally:
+        c.close()
+    assert stamps and all(before <= when <= after for when in stamps), (before, stamps, after)
+
+
 def test_q42_quarantined_line_not_utf8_raw_and_bytes(world: World, con: Any) -> None:
     """"Show me the raw text of each unreadable line": invalid UTF-8 reads with U+FFFD in
     `raw`; `store.quarantine.raw_bytes` keeps the bytes (docs/sql.md)."""
