@@ -36,7 +36,9 @@ def ingest(
                                        "Parquet files (one event per row).",
                                        show_default=False),
     db: Path | None = DbOption,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON; `seconds` is "
+                                 "the run's wall time, the one value that differs between two "
+                                 "runs of the same input."),
     batch_lines: int = typer.Option(DEFAULT_BATCH_LINES, "--batch-lines", min=1,
                                     help="Lines per transaction."),
     workers: int | None = typer.Option(None, "--workers", min=0,
