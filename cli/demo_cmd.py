@@ -22,14 +22,18 @@ from rich.text import Text
 
 from .common import DbOption, console, db_path, err_console, fail, one_line
 
+#: the ``store.meta`` key the demo writes into a store it made: --fresh deletes no other
+DEMO_MARK = "made_by_demo"
+
 
 @contextmanager
-def _bar(label: str, total: int) -> Iterator[Callable[[int], None]]:
-    """A progress bar on stderr; yields ``advance_to(done)``."""
+def _bar(label: str, total: int | None) -> Iterator[Callable[..., None]]:
+    """A progress bar on stderr (a terminal only); yields ``update(completed=, advance=,
+    total=)``. Every step has one: the demo's minute is mostly ingest, verify and scan."""
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
         task = bar.add_task(label, total=total)
-        yield lambda done: bar.update(task, completed=done)
+        yield lambda **change: bar.update(task, **change)
 
 
 def demo(
@@ -42,7 +46,8 @@ def demo(
         None, "--model", help="As for `rummyguard scan`: 'builtin' (the default; fitted once "
         "on first use, about a minute, then cached), a saved model file, or 'none'.",
         show_default=False),
-    fresh: bool = typer.Option(True, "--fresh/--keep", help="Start from an empty store."),
+    fresh: bool = typer.Option(True, "--fresh/--keep", help="Start from an empty store (replacing "
+                               "a store an earlier demo made; any other store is refused)."),
 ) -> None:
     """Run the whole pipeline on a small simulated world and print the highlights."""
     from ..fraud.builtin import resolve_model
@@ -59,14 +64,43 @@ def demo(
     except ModelError as exc:
         fail(str(exc))
     if fresh and path.exists():
+        if not _made_by_demo(path):
+            fail(f"{path} holds a store the demo did not make, and the demo starts from an empty "
+                 "store: give it another --db (e.g. --db demo.duckdb), or --keep to add the "
+                 "demo's world to this store")
         path.unlink()
         Path(str(path) + ".wal").unlink(missing_ok=True)
+    new_store = not path.exists()
     logs, labels = _simulate(out, games, seed)
     ingest_summary = _ingest(path, logs)
+    if new_store:
+        _mark_demo_store(path)
     run = _verify(path)
     flags = _scan(path, chosen.model)
     _report(path, run, flags, ingest_summary, out, labels, chosen.label,
             time.perf_counter() - started)
+
+
+def _made_by_demo(path: Path) -> bool:
+    """Whether ``path`` is a store an earlier demo made. It is the default store of every
+    command, so it may hold a platform's real log and its Merkle checkpoints: never
+    deleted unless the demo's mark says the demo made it."""
+    import duckdb
+
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            return bool(con.execute("SELECT 1 FROM store.meta WHERE key = ?", [DEMO_MARK]).fetchall())
+    except duckdb.Error:
+        return False
+
+
+def _mark_demo_store(path: Path) -> None:
+    """Mark a store the demo created, so that the next ``demo`` may replace it."""
+    from ..events.store import EventStore
+
+    with EventStore.open(path) as store:
+        store.con.execute("INSERT INTO store.meta VALUES (?, '1') ON CONFLICT DO NOTHING",
+                          [DEMO_MARK])
 
 
 def _simulate(out: Path, games: int, seed: int) -> tuple[list[Path], Path | None]:
@@ -80,8 +114,8 @@ def _simulate(out: Path, games: int, seed: int) -> tuple[list[Path], Path | None
     config = WorldConfig(games=games, seed=seed, variants=tuple(available_variants()),
                          fraud_rate=0.03, faults=6, workers=os.cpu_count() or 1)
     world = build_world(config)
-    with log.open("wb") as handle, _bar("simulate", world.games) as advance:
-        doc = run_world(world, handle.write, lambda done, _events: advance(done))
+    with log.open("wb") as handle, _bar("simulate", world.games) as update:
+        doc = run_world(world, handle.write, lambda done, _events: update(completed=done))
     labels.write_bytes(dumps_labels(doc))
     console.print(f"simulated {world.games:,} games ({', '.join(config.variants)}), "
                   f"{len({m['player_id'] for m in doc['mechanisms']})} accounts in planted fraud, "
@@ -90,20 +124,26 @@ def _simulate(out: Path, games: int, seed: int) -> tuple[list[Path], Path | None
 
 
 def _ingest(path: Path, logs: list[Path]) -> Any:
+    """Ingest the simulated log, the bar counting its megabytes."""
     from ..events.store import EventStore
 
-    with console.status("ingesting"), EventStore.open(path) as store:
-        return store.ingest_files(logs)
+    mb = 1_000_000
+    sizes = [p.stat().st_size for p in logs]
+    offsets = {str(p.resolve()): sum(sizes[:i]) for i, p in enumerate(logs)}
+    with EventStore.open(path) as store, _bar("ingest (MB)", -(-sum(sizes) // mb)) as update:
+        return store.ingest_files(logs, progress=lambda source, done, _size, _summary: update(
+            completed=(offsets.get(source, 0) + done) // mb))
 
 
 def _verify(path: Path) -> Any:
     from ..events.store import EventStore
     from ..replay.verify import VerifyRun, read_store_bad_lines, save_run, verify_games
 
-    with EventStore.open(path) as store, console.status("replaying every game"):
+    with EventStore.open(path) as store:
         run = VerifyRun()
         read_store_bad_lines(store.con, run)  # the tampered event ingest quarantined
-        run = verify_games(store.iter_games(), run)
+        with _bar("verify", len(store.game_ids())) as update:
+            run = verify_games(store.iter_games(), run, progress=lambda n: update(advance=n))
         save_run(store.con, run)
     return run
 
@@ -115,8 +155,9 @@ def _scan(path: Path, model: Any) -> list[dict[str, Any]]:
     from ..events.store import EventStore
     from ..fraud.scan import scan_store
 
-    with EventStore.open(path) as store, console.status("scanning for fraud (replay + facts)"):
-        result = scan_store(store, model=model)
+    with EventStore.open(path) as store, _bar("scan", None) as update:
+        result = scan_store(store, model=model, progress=lambda n: update(advance=n),
+                            on_total=lambda n: update(total=n))
     rows = result.flags.to_dicts()
     for row in rows:
         row["evidence"] = [(e["game_id"], e["seq"]) for e in orjson.loads(row["evidence"] or "[]")]

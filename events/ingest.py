@@ -1025,8 +1025,19 @@ class _Writer(threading.Thread):
         self.progress = progress
         self.queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=1)
         self.error: BaseException | None = None
+        #: set when run() returns. Waited on instead of join()/is_alive(): a join that a
+        #: Ctrl-C interrupts makes CPython 3.11 (threading._wait_for_tstate_lock, the
+        #: bpo-45274 branch) mark a thread that is still running as stopped, and the store
+        #: would then close under the batch in hand (a traceback, then an abort)
+        self.done = threading.Event()
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            self.done.set()
+
+    def _run(self) -> None:
         while True:
             item = self.queue.get()
             if item is None:
@@ -1048,9 +1059,10 @@ class _Writer(threading.Thread):
         self.queue.put(item)
 
     def finish(self) -> None:
-        self.queue.put(None)
         try:
-            self.join()
+            self.queue.put(None)
+            while not self.done.wait(0.1):
+                pass
         except KeyboardInterrupt:  # Ctrl-C while the last batch commits: let it end first
             self.stop()
             raise
@@ -1063,11 +1075,11 @@ class _Writer(threading.Thread):
         Waits through further Ctrl-Cs: a batch is never cut off in the middle."""
         if self.error is None:
             self.error = KeyboardInterrupt()
-        while self.is_alive():
+        while not self.done.is_set():
             try:
                 with contextlib.suppress(queue.Full):
                     self.queue.put_nowait(None)
-                self.join(0.1)
+                self.done.wait(0.1)
             except KeyboardInterrupt:
                 continue
 

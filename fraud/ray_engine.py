@@ -63,7 +63,14 @@ from ..events.export import export_parquet
 from ..events.store import event_from_row
 from ..replay.engine import GameRecord, Results, replay
 from ..replay.findings import Finding
-from ..replay.verify import VerifyRun, check_tables, save_run
+from ..replay.verify import (
+    BadLine,
+    VerifyRun,
+    bad_line_message,
+    check_tables,
+    read_store_bad_lines,
+    save_run,
+)
 from .facts import SCHEMAS, TABLES, batch_facts_raw
 from .flags import write_flags
 from .pipeline import load_facts, publish_views, write_parquet
@@ -255,6 +262,32 @@ def records_to_run(records: pa.Table) -> VerifyRun:
     return run
 
 
+def add_store_bad_lines(con: duckdb.DuckDBPyConnection, run: VerifyRun) -> None:
+    """Add the store's quarantined lines to ``run`` as LOG-EVENT findings, exactly as
+    ``rummyguard verify --db`` reports them (:func:`~rummyguard.replay.verify.read_store_bad_lines`).
+
+    The export holds the stored events only, and ingest stores a game up to its first
+    bad line: without this, a game with a tampered event replays as a clean, shorter
+    game, and saving the run would overwrite the LOG-EVENT findings ``verify`` saved."""
+    quarantined = VerifyRun()
+    read_store_bad_lines(con, quarantined)
+    by_game: dict[str, list[BadLine]] = {}
+    for b in quarantined.bad_lines:
+        if b.game_id is not None:
+            by_game.setdefault(b.game_id, []).append(b)
+    for record in run.records:
+        bad = by_game.pop(record.game_id, [])
+        if bad:  # in seq order, stable within a seq, as verify orders them
+            seq_of = [b.seq if b.seq is not None else record.last_seq for b in bad]
+            record.findings.extend(Finding(seq, "LOG-EVENT", "integrity", bad_line_message(b))
+                                   for seq, b in zip(seq_of, bad, strict=True))
+            record.findings.sort(key=lambda f: f.seq)
+    for game_id, bad in sorted(by_game.items()):  # no line of the game was stored
+        findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity", bad_line_message(b)) for b in bad]
+        run.records.append(GameRecord(game_id, "", findings, True, Results([], {}, {}), [], 0, -1))
+    run.records.sort(key=lambda r: r.game_id)
+
+
 def _gather(parts: dict[str, list[pa.Table]], kind: str, schema: pa.Schema) -> pa.Table:
     tables = [t for t in parts.get(kind, []) if t.num_rows]
     if not tables:
@@ -376,6 +409,7 @@ def scan_parquet_ray(
     threshold: float = 0.5, verify: bool = True, parquet_out: str | Path | None = None,
     concurrency: int | None = None, target_block_bytes: int | None = None,
     object_store_memory: int | None = None, progress: bool = False,
+    store_quarantine: bool = False,
 ) -> RayScanResult:
     """Scan a ``rummyguard export --parquet`` directory on Ray.
 
@@ -383,7 +417,8 @@ def scan_parquet_ray(
     exactly as :func:`~rummyguard.fraud.scan.scan_store` writes them (an in-memory
     DuckDB when ``con`` is None); with ``verify`` the replay's findings are saved too
     (``store.replay_*``, views ``findings`` and ``player_games``, as ``rummyguard verify``
-    does). ``address`` connects to a running cluster (each node needs
+    does; ``store_quarantine``: ``con`` is the store the export was taken from, and its
+    quarantined lines are LOG-EVENT findings, as ``verify --db`` reports them). ``address`` connects to a running cluster (each node needs
     ``pip install 'rummyguard[ray]'``); without it a local Ray with ``num_cpus`` starts and
     stops here, unless this process is already connected.
     """
@@ -406,6 +441,8 @@ def scan_parquet_ray(
     load_facts(con, tables)
     publish_views(con)
     if mapped.run is not None:
+        if store_quarantine:
+            add_store_bad_lines(con, mapped.run)
         save_run(con, mapped.run)
     if parquet_out is not None:
         write_parquet(tables, parquet_out)
@@ -432,10 +469,10 @@ def scan_store_ray(store: EventStore, *, parquet_in: str | Path | None = None,
     store, e.g. on storage the cluster sees) or, without it, a fresh export into a
     temporary directory (fine for a local Ray; a remote cluster needs a shared path)."""
     if parquet_in is not None:
-        return scan_parquet_ray(parquet_in, con=store.con, **kwargs)
+        return scan_parquet_ray(parquet_in, con=store.con, store_quarantine=True, **kwargs)
     with tempfile.TemporaryDirectory(prefix="rummyguard-export-") as tmp:
         export_parquet(store.con, tmp, overwrite=True)
-        return scan_parquet_ray(tmp, con=store.con, **kwargs)
+        return scan_parquet_ray(tmp, con=store.con, store_quarantine=True, **kwargs)
 
 
 __all__ = [
@@ -443,6 +480,7 @@ __all__ = [
     "GameMapper",
     "RayScanResult",
     "RayUnavailable",
+    "add_store_bad_lines",
     "auto_block_bytes",
     "expected_counts",
     "game_manifest",

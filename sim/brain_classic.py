@@ -12,7 +12,8 @@ points, so play is a race on *meld distance*. The honest brain:
 
 Mechanisms change these decisions, and a decision they changed is labelled:
 card feeding (discard what the partner seated next needs, at a cost to oneself), soft
-play (among near-equal discards, the one the partner wants; no defence against him),
+play (among near-equal discards, the one the partner wants; no defence against him; no
+Rummy while a partner at the table is about to go out himself),
 chip dumping (throw the game: skip a Rummy, break melds, feed the receiver, or leave a
 heads-up game), hidden-card knowledge (draw by the real stock top, discard away from the
 next player's real hand). Multi-accounts feed like card feeders (same person).
@@ -89,11 +90,30 @@ class ClassicBrain:
         if agent.dumping and self._receiver_here(agent, turn) and discards:
             d = self._discard(agent, turn, discards)
             return Decision(d.index, "chip_dumping", 0.9)
+        delay = self._soft_delay(agent, turn, discards)
+        if delay is not None:
+            return delay
         miss = 0.3 * (1.0 - agent.effective_skill) ** 2
         if discards and agent.rng.random() < miss:
             d = self._discard(agent, turn, discards)
             return Decision(d.index, None, 0.95)
         return Decision(index, None, 0.9)
+
+    def _soft_delay(self, agent: Agent, turn: Turn, discards: list[int]) -> Decision | None:
+        """Soft play's "delay going out" (issue 7): while a soft-play partner still in the
+        game is close to going out himself (meld distance 2 or less), the player holds back
+        his own Rummy on the opportunities his intensity acts on and discards instead, so
+        that the pot can go to the partner."""
+        if not discards:
+            return None
+        st: Any = turn.state
+        partners = [p for p in agent.partners_seated("soft_play", st.ctx.seats)
+                    if st.active[st.seat(p)]]
+        if not any(EVAL.distance(self.own_hand(turn, p)) <= 2 for p in partners):
+            return None
+        if agent.roll("soft_play") is None:
+            return None
+        return Decision(self._discard(agent, turn, discards).index, "soft_play", 0.9)
 
     def _draw(self, agent: Agent, turn: Turn) -> Decision:
         st: Any = turn.state

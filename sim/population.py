@@ -181,7 +181,9 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
         free = [p for p in honest if p.player_id not in in_hard]
         if len(free) < 2:
             break
-        members = rng.sample(free, rng.choice((2, 2, 3)))
+        # at most the honest players left (a small --players world can have 2 left when
+        # 3 are drawn); the same draws as before whenever 3 are left
+        members = rng.sample(free, min(len(free), rng.choice((2, 2, 3))))
         gid = f"fr{f:04d}"
         _align(rng, members)
         groups.append(Group(gid, "friends", [p.player_id for p in members],

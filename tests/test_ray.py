@@ -39,7 +39,7 @@ from rummyguard.fraud.ray_engine import (
     split_block,
 )
 from rummyguard.fraud.scan import scan_store
-from rummyguard.replay.verify import VerifyRun, verify_games
+from rummyguard.replay.verify import VerifyRun, read_store_bad_lines, verify_games
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +54,16 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         tables = fraud_tables(store.con)
         view = store.con.sql("SELECT * FROM flags ORDER BY flag_id").pl()
         run = verify_games(store.iter_games())
+        # `verify --db`: the export's games plus the lines ingest quarantined (the world's
+        # tampered event and the rest of its game), which a scan of the store must keep
+        store_run = VerifyRun()
+        read_store_bad_lines(store.con, store_run)
+        store_run = verify_games(store.iter_games(), store_run)
         export = base / "export"
         export_parquet(store.con, export)
+    assert store_run.bad_lines  # the planted tampered event was quarantined
     return {"path": path, "export": export, "scan": scan, "tables": tables, "flags_view": view,
-            "run": run}
+            "run": run, "store_run": store_run}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +82,8 @@ def _verdicts(run: VerifyRun) -> list[tuple[Any, ...]]:
              r.results.to_dict(), r.events_read, r.last_seq) for r in run.records]
 
 
-def _assert_same_as_local(world: dict[str, Any], result: Any, con: duckdb.DuckDBPyConnection) -> None:
+def _assert_same_as_local(world: dict[str, Any], result: Any, con: duckdb.DuckDBPyConnection,
+                          run: VerifyRun | None = None) -> None:
     local = world["scan"]
     assert result.games == local.games == WORLD.games
     assert result.fact_rows == local.fact_rows
@@ -87,7 +94,7 @@ def _assert_same_as_local(world: dict[str, Any], result: Any, con: duckdb.DuckDB
     assert local.flags.height > 0
     assert_frame_equal(result.flags, local.flags)
     assert_frame_equal(con.sql("SELECT * FROM flags ORDER BY flag_id").pl(), world["flags_view"])
-    expected = _verdicts(world["run"])
+    expected = _verdicts(run or world["run"])
     assert any(v[3] for v in expected)  # the planted faults give findings to compare
     assert _verdicts(result.run) == expected
 
@@ -99,12 +106,12 @@ def test_ray_scan_of_the_store_equals_the_local_engine(world: dict[str, Any], ra
     copy.write_bytes(world["path"].read_bytes())
     with EventStore.open(copy) as store:
         result = scan_store_ray(store)  # exports to a temporary directory, maps on Ray
-        _assert_same_as_local(world, result, store.con)
+        _assert_same_as_local(world, result, store.con, world["store_run"])
         findings = store.con.sql("SELECT count(*) FROM findings").fetchall()[0][0]
-    assert findings == sum(len(r.findings) for r in world["run"].records) > 0
+    assert findings == sum(len(r.findings) for r in world["store_run"].records) > 0
     summary = result.summary()
     assert summary["engine"]["name"] == "ray" and summary["engine"]["cpus"] == 2
-    assert summary["verify"] == world["run"].summary()
+    assert summary["verify"] == world["store_run"].summary()
     assert ray_cluster.is_initialized()  # a session it did not start is left running
 
 
