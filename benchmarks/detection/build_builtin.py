@@ -2,7 +2,7 @@
 
 The bundle is the player and pair feature tables of one training world plus its acted
 positives (fraud/builtin.py explains why data ships and not a pickled model). Default: the
-training world of DETECTION.md rounds 6-10 (seed 1101, 16,000 games, 3,200 accounts, 6 %
+training world of DETECTION.md rounds 6-11 (seed 1101, 16,000 games, 3,200 accounts, 6 %
 fraud, classic + Rummy 500 + Michigan), simulated and replayed to facts unless given.
 
     python benchmarks/detection/build_builtin.py [--facts DIR --labels FILE] [--out fraud/builtin]
@@ -28,7 +28,7 @@ from rummyguard.fraud.features import FEATURES_VERSION
 from rummyguard.fraud.labels import read_labels
 from rummyguard.fraud.pipeline import jsonl_game_batches, memory_db, run_facts
 
-#: the training world of DETECTION.md rounds 6-10 (round6.sh's train_v3 parameters)
+#: the training world of DETECTION.md rounds 6-11 (round6.sh's train_v3 parameters)
 WORLD = {"games": 16_000, "seed": 1101, "fraud_rate": 0.06, "players": 3200,
          "variants": ["classic", "r500", "michigan"]}
 
