@@ -8,6 +8,7 @@ render the real help through the real app at 80 and 120 columns.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -52,7 +53,7 @@ def test_help_prose_has_no_orphan_lines(name: str, width: int) -> None:
     for para in paragraphs:
         if not para or para[0].startswith("Examples"):
             continue
-        for line, following in zip(para, para[1:]):
+        for line, following in itertools.pairwise(para):
             # the next line's first word would have fitted on this one: a ragged break
             first_word = following.split()[0]
             assert len(line) + 1 + len(first_word) > width - 4, (name, width, line, following)
