@@ -8,21 +8,25 @@ engine's internals: it reports through :class:`GameContext` (findings, halts, ch
 transfers) and answers the engine's questions (results, who may act, legal moves,
 views). Adding a variant means adding a module; the core does not change.
 
-Style (after PokerKit): for each move type ``T`` a variant has ``verify_T`` (the
-rule checks, returning nothing and reporting violations through the context) folded
-into ``apply_T`` (the state change as the platform applied it). ``can(player, event)``
-answers, without changing state, whether a proposed move would be clean — the
-simulator's legal-move generator is built on it.
+Style (after PokerKit): for each move type ``T`` a variant has ``apply_T``: the rule
+checks (reporting violations through the context) folded with the state change as the
+platform applied it, in one pass, because the replay must go on after a violation.
+:meth:`Variant.can` answers, without changing the state, whether a proposed move would be
+clean: the same ``apply_T`` on a copy. :meth:`Variant.legal_moves` lists the clean moves
+a player has now; the simulator chooses among them, so its games replay clean by
+construction.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..events.timestamps import ts_millis
 from .findings import DISCREPANCY, INTEGRITY, VIOLATION, Finding, Halt, Kind
 
 Event = dict[str, Any]
@@ -140,6 +144,27 @@ class Variant(ABC):
             self.ctx.integrity("LOG-EVENT", f"{event['type']} is not an event of {self.name}")
             return
         handler(self, event)
+
+    def can(self, player: str, event: Event) -> bool:
+        """Whether ``event`` (a move of this variant, current version) made now by
+        ``player`` would be clean: no finding and no halt. Asked of a copy of the state
+        with a context of its own, so this state, its findings and its transfers never
+        change; the answer is the one the replay would give, because it is the same
+        ``apply_<Type>`` fold. The event's ``ts`` is the move's time (the clocks judge
+        it); its ``actor`` is set to ``player``."""
+        handler = self._handlers.get(event.get("type", ""))
+        if handler is None:
+            return False
+        ctx = self.ctx
+        probe_ctx = GameContext(ctx.game_id, list(ctx.seats), ctx.dealer, ctx.stake,
+                                seq=ctx.seq + 1, ts_ms=ts_millis(event["ts"]) if "ts" in event
+                                else ctx.ts_ms)
+        probe = copy.deepcopy(self, {id(ctx): probe_ctx})
+        try:
+            handler(probe, {**event, "actor": player, "seq": probe_ctx.seq})
+        except Halt:
+            return False
+        return not probe_ctx.findings
 
     # -- questions the engine and the tools ask ---------------------------------------------
     @abstractmethod
