@@ -2,7 +2,7 @@
 """Regenerate the classic sample logs: ``python tests/data/classic/build.py``.
 
 Each log breaks exactly one rule; its expected findings are declared here by hand
-(``EXPECT``), checked while writing, and checked again by tests/test_sample_data.py.
+(``EXPECT``), checked while writing, and checked again by tests/test_verify_cli.py (the manifest).
 """
 
 from __future__ import annotations
