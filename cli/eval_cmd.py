@@ -131,6 +131,13 @@ def eval_(
                 read_labels(labels)
             except LabelsError as exc:
                 fail(str(exc))
+    # honest means held out: the test world must be another simulation than the one the
+    # model learned from (the same seed replays the same accounts, fraud and games)
+    test_seed = read_labels(test_labels).seed
+    if (test_seed is not None and train_labels is not None
+            and read_labels(train_labels).seed == test_seed):
+        fail(f"--test is the training world again (seed {test_seed} in both labels files): "
+             "score a world simulated with another --seed")
     # the worlds first: an unreadable one fails before the model is loaded or fitted
     tr = (_world(train, train_labels, workers, save_facts / "train" if save_facts else None)
           if train and train_labels else None)
@@ -142,6 +149,9 @@ def eval_(
                      if model_path == BUILTIN else load_model(model_path))
         except ModelError as exc:
             fail(str(exc))
+        if test_seed is not None and model.trained_on.get("world", {}).get("seed") == test_seed:
+            fail(f"--test is the world {model_path} was trained on (seed {test_seed}): score a "
+                 "world simulated with another --seed")
     if model is None:
         assert tr is not None
         model = fit_on_world(tr)

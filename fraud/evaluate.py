@@ -142,7 +142,7 @@ def pr_auc(y: np.ndarray, s: np.ndarray) -> float:
 
 
 def metrics(y: np.ndarray, s: np.ndarray, boots: int = 200, seed: int = 0) -> dict[str, Any]:
-    """PR-AUC, precision@k, recall@1%FPR with bootstrap 95 % intervals."""
+    """PR-AUC, precision@k (every k of ``KS``), recall@1%FPR with bootstrap 95 % intervals."""
     y = y.astype(bool)
     s = np.nan_to_num(s.astype(float), nan=-1e9)
     out: dict[str, Any] = {"n": len(y), "positives": int(y.sum()),
@@ -152,14 +152,16 @@ def metrics(y: np.ndarray, s: np.ndarray, boots: int = 200, seed: int = 0) -> di
         out[f"p_at_{k}"] = precision_at(y, s, k)
     if boots and y.sum() >= 2:
         rng = np.random.default_rng(seed)
-        samples: dict[str, list[float]] = {"pr_auc": [], "p_at_50": [], "recall_at_1pct_fpr": []}
+        samples: dict[str, list[float]] = {"pr_auc": [], **{f"p_at_{k}": [] for k in KS},
+                                           "recall_at_1pct_fpr": []}
         pos_idx = np.flatnonzero(y)
         neg_idx = np.flatnonzero(~y)
         for _ in range(boots):  # stratified: keep the prevalence of the world
             idx = np.concatenate([rng.choice(pos_idx, len(pos_idx)), rng.choice(neg_idx, len(neg_idx))])
             yb, sb = y[idx], s[idx]
             samples["pr_auc"].append(pr_auc(yb, sb))
-            samples["p_at_50"].append(precision_at(yb, sb, 50))
+            for k in KS:
+                samples[f"p_at_{k}"].append(precision_at(yb, sb, k))
             samples["recall_at_1pct_fpr"].append(recall_at_fpr(yb, sb))
         for name, vals in samples.items():
             v = np.array([x for x in vals if not math.isnan(x)])
@@ -611,7 +613,7 @@ def _acted_table(report: dict[str, Any]) -> list[str]:
              "negative; labelled subjects never seated (no score) are counted apart; same "
              "scores as above):", "",
              "| mechanism | level | acted / labelled (left out) | positives / n | scorer | "
-             "PR-AUC [95% CI] | P@10 | P@50 [95% CI] | P@100 | recall@1%FPR [95% CI] |",
+             "PR-AUC [95% CI] | P@10 [95% CI] | P@50 [95% CI] | P@100 [95% CI] | recall@1%FPR [95% CI] |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     rows: list[tuple[str, str, dict[str, Any], tuple[str, ...], dict[str, Any]]] = []
     for m, e in report["mechanisms"].items():
@@ -632,8 +634,8 @@ def _acted_table(report: dict[str, Any]) -> list[str]:
             x = a[scorer]
             lines.append(f"| {m} | {level} | {count} | {x['positives']} / {x['n']} | "
                          f"{_scorer_label(scorer, e)} | "
-                         f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
-                         f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+                         f"{_ci(x, 'pr_auc')} | {_ci(x, 'p_at_10')} | {_ci(x, 'p_at_50')} | "
+                         f"{_ci(x, 'p_at_100')} | {_ci(x, 'recall_at_1pct_fpr')} |")
     return lines
 
 
@@ -647,7 +649,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                  f"{tw['fraud_share']:.1%}{labelled}), {tw['pairs']} candidate pairs; "
                  f"seed {tw['seed']}. Training world seed {report['train_world']['seed']}.")
     lines.append("")
-    lines.append("| mechanism | level | positives / n | scorer | PR-AUC [95% CI] | P@10 | P@50 [95% CI] | P@100 | recall@1%FPR [95% CI] |")
+    lines.append("| mechanism | level | positives / n | scorer | PR-AUC [95% CI] | P@10 [95% CI] | P@50 [95% CI] | P@100 [95% CI] | recall@1%FPR [95% CI] |")
     lines.append("|---|---|---|---|---|---|---|---|---|")
     for m, e in report["mechanisms"].items():
         if e.get("absent"):
@@ -657,14 +659,14 @@ def render_markdown(report: dict[str, Any]) -> str:
             x = e[scorer]
             lines.append(f"| {m} | {e['level']} | {x['positives']} / {x['n']} | "
                          f"{_scorer_label(scorer, e)} | "
-                         f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
-                         f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+                         f"{_ci(x, 'pr_auc')} | {_ci(x, 'p_at_10')} | {_ci(x, 'p_at_50')} | "
+                         f"{_ci(x, 'p_at_100')} | {_ci(x, 'recall_at_1pct_fpr')} |")
         if "player_level" in e:
             x = e["player_level"]
             lines.append(f"| {m} | player (best pair) | {x['positives']} / {x['n']} | "
                          f"{_scorer_label('model', e)} | "
-                         f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
-                         f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+                         f"{_ci(x, 'pr_auc')} | {_ci(x, 'p_at_10')} | {_ci(x, 'p_at_50')} | "
+                         f"{_ci(x, 'p_at_100')} | {_ci(x, 'recall_at_1pct_fpr')} |")
     col = report.get("collusion")
     if col and not col.get("absent"):
         lines.append("")
@@ -672,8 +674,8 @@ def render_markdown(report: dict[str, Any]) -> str:
                      "`model` = the any_pair model, `max_mechanism` = the best per-mechanism "
                      "pair score; acted = at least one planted act of the pair):")
         lines.append("")
-        lines.append("| view | positives / n | scorer | PR-AUC [95% CI] | P@10 | P@50 [95% CI] | "
-                     "P@100 | recall@1%FPR [95% CI] |")
+        lines.append("| view | positives / n | scorer | PR-AUC [95% CI] | P@10 [95% CI] | P@50 [95% CI] | "
+                     "P@100 [95% CI] | recall@1%FPR [95% CI] |")
         lines.append("|---|---|---|---|---|---|---|---|")
         for view, block in (("all labelled", col), ("acted", col["acted"])):
             if block.get("absent"):
@@ -683,8 +685,8 @@ def render_markdown(report: dict[str, Any]) -> str:
                            "baseline_chipflow"):
                 x = block[scorer]
                 lines.append(f"| {view} | {x['positives']} / {x['n']} | {scorer} | "
-                             f"{_ci(x, 'pr_auc')} | {_f(x['p_at_10'], 2)} | {_ci(x, 'p_at_50')} | "
-                             f"{_f(x['p_at_100'], 2)} | {_ci(x, 'recall_at_1pct_fpr')} |")
+                             f"{_ci(x, 'pr_auc')} | {_ci(x, 'p_at_10')} | {_ci(x, 'p_at_50')} | "
+                             f"{_ci(x, 'p_at_100')} | {_ci(x, 'recall_at_1pct_fpr')} |")
         if col.get("by_intensity"):
             lines.append("")
             lines.append("Pair collusion as one class vs intensity (a pair's intensity: the highest "
@@ -752,6 +754,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append("|---|---|---|---|---|---|---|---|")
         for m, x in report["leave_one_out"].items():
             if "pr_auc" not in x:
+                # not run (fewer than 2 training positives of this level once it is left
+                # out: no `any` model): say so, as the JSON's trained: false does
+                lines.append(f"| {m} | {x['level']} | — | not run: too few other positives "
+                             "of this level in the training world | | | | |")
                 continue
             alone = x.get("any_only", {}).get("pr_auc")
             lines.append(f"| {m} | {x['level']} | {x['positives']} / {x['n']} | {_ci(x, 'pr_auc')} | "

@@ -429,9 +429,9 @@ def test_markdown_and_json_agree(report: dict[str, Any]) -> None:
         line = next(r for r in text.splitlines() if r.startswith(row))
         cells = [c.strip() for c in line.strip("|").split("|")]
         assert cells[4].startswith(f"{x['pr_auc']:.3f}")
-        assert cells[5] == f"{x['p_at_10']:.2f}"
+        assert cells[5].startswith(f"{x['p_at_10']:.3f}")
         assert cells[6].startswith(f"{x['p_at_50']:.3f}")
-        assert cells[7] == f"{x['p_at_100']:.2f}"
+        assert cells[7].startswith(f"{x['p_at_100']:.3f}")
         assert cells[8].startswith(f"{x['recall_at_1pct_fpr']:.3f}")
 
 
