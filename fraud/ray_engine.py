@@ -64,9 +64,8 @@ from ..events.store import event_from_row
 from ..replay.engine import GameRecord, Results, replay
 from ..replay.findings import Finding
 from ..replay.verify import (
-    BadLine,
     VerifyRun,
-    bad_line_message,
+    attach_bad_lines,
     check_tables,
     read_store_bad_lines,
     save_run,
@@ -264,28 +263,13 @@ def records_to_run(records: pa.Table) -> VerifyRun:
 
 def add_store_bad_lines(con: duckdb.DuckDBPyConnection, run: VerifyRun) -> None:
     """Add the store's quarantined lines to ``run`` as LOG-EVENT findings, exactly as
-    ``rummyguard verify --db`` reports them (:func:`~rummyguard.replay.verify.read_store_bad_lines`).
+    ``rummyguard verify --db`` reports them.
 
     The export holds the stored events only, and ingest stores a game up to its first
     bad line: without this, a game with a tampered event replays as a clean, shorter
     game, and saving the run would overwrite the LOG-EVENT findings ``verify`` saved."""
-    quarantined = VerifyRun()
-    read_store_bad_lines(con, quarantined)
-    by_game: dict[str, list[BadLine]] = {}
-    for b in quarantined.bad_lines:
-        if b.game_id is not None:
-            by_game.setdefault(b.game_id, []).append(b)
-    for record in run.records:
-        bad = by_game.pop(record.game_id, [])
-        if bad:  # in seq order, stable within a seq, as verify orders them
-            seq_of = [b.seq if b.seq is not None else record.last_seq for b in bad]
-            record.findings.extend(Finding(seq, "LOG-EVENT", "integrity", bad_line_message(b))
-                                   for seq, b in zip(seq_of, bad, strict=True))
-            record.findings.sort(key=lambda f: f.seq)
-    for game_id, bad in sorted(by_game.items()):  # no line of the game was stored
-        findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity", bad_line_message(b)) for b in bad]
-        run.records.append(GameRecord(game_id, "", findings, True, Results([], {}, {}), [], 0, -1))
-    run.records.sort(key=lambda r: r.game_id)
+    read_store_bad_lines(con, run)
+    attach_bad_lines(run)
 
 
 def _gather(parts: dict[str, list[pa.Table]], kind: str, schema: pa.Schema) -> pa.Table:

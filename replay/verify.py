@@ -300,22 +300,46 @@ def _add_record(
     ``first`` is the game's first valid event (None: no line of it is one)."""
     if not keep_state:
         record.state = None  # 6x the memory of the rest of a classic record
+    _attach(record, bad_by_game.pop(record.game_id, []))
+    if first is not None and first["type"] == "GameCreated":
+        run.created[record.game_id] = {**first["payload"], "ts": first["ts"]}
+    run.records.append(record)
+
+
+def _attach(record: GameRecord, bads: list[BadLine]) -> None:
+    """A replayed game's bad lines as LOG-EVENT findings at their seq (a line the replay
+    took in its place, ``obj`` set, was reported there)."""
     added = False
-    for b in bad_by_game.pop(record.game_id, []):
-        if b.obj is not None:  # taken by the replay in its place: reported there
+    for b in bads:
+        if b.obj is not None:
             continue
         seq = b.seq if b.seq is not None else record.last_seq
         record.findings.append(Finding(seq, "LOG-EVENT", "integrity", bad_line_message(b)))
         added = True
     if added:  # in seq order, as the engine gives them (stable within a seq)
         record.findings.sort(key=lambda f: f.seq)
-    if first is not None and first["type"] == "GameCreated":
-        run.created[record.game_id] = {**first["payload"], "ts": first["ts"]}
-    run.records.append(record)
+
+
+def attach_bad_lines(run: VerifyRun) -> None:
+    """Add ``run.bad_lines`` to records replayed elsewhere (the Ray scan's map), as
+    :func:`verify_games` adds them while it replays: each game's lines as LOG-EVENT
+    findings, and a record for a game none of whose lines was stored."""
+    bad_by_game = _bad_lines_by_game(run)
+    for record in run.records:
+        _attach(record, bad_by_game.pop(record.game_id, []))
+    _add_unreplayed(run, bad_by_game)
+    run.records.sort(key=lambda r: r.game_id)
 
 
 def _finish(run: VerifyRun, bad_by_game: dict[str, list[BadLine]]) -> None:
     """Games with no valid event at all, the cross-game rules, the final order."""
+    _add_unreplayed(run, bad_by_game)
+    check_tables(run)
+    run.records.sort(key=lambda r: r.game_id)
+
+
+def _add_unreplayed(run: VerifyRun, bad_by_game: dict[str, list[BadLine]]) -> None:
+    """A record for each game left in ``bad_by_game``: no line of it is a valid event."""
     for game_id, bads in sorted(bad_by_game.items()):
         placed = [b for b in bads if b.obj is not None]
         if placed:  # a game of which no line is a valid event, but some can be placed
@@ -327,8 +351,6 @@ def _finish(run: VerifyRun, bad_by_game: dict[str, list[BadLine]]) -> None:
             continue
         findings = [Finding(b.seq or 0, "LOG-EVENT", "integrity", bad_line_message(b)) for b in bads]
         run.records.append(GameRecord(game_id, "", findings, True, Results([], {}, {}), [], 0, -1))
-    check_tables(run)
-    run.records.sort(key=lambda r: r.game_id)
 
 
 def check_tables(run: VerifyRun) -> None:
