@@ -8,7 +8,8 @@ benchmarks/_work/), producer-chained, written as JSONL. Then, in one process:
   (:func:`replay_interleaved`: each event to its game's engine as it is read) with hash
   checks on: every event re-hashed (JCS + SHA-256), the chain walked, every rule and
   claim checked (the replay + verify work of ``rummyguard verify FILES``, less the
-  validation of each line against the event models);
+  validation of each line against the event models); as there, the parsed events are
+  given up to the replay (``consume``: each one is hashed without a copy);
 - ``rules_only``: the same pass with ``verify_hashes=False`` (the store's case: chains
   were checked at ingest and are re-checked by ``verify-log``); parsing included;
 - ``verify_files``: ``rummyguard verify FILES`` end to end minus printing
@@ -76,7 +77,8 @@ class _Clock:
 
 def _stream(path: Path, verify_hashes: bool) -> dict[str, Any]:
     with path.open("rb") as f:
-        return replay_interleaved(map(orjson.loads, f), verify_hashes=verify_hashes)
+        return replay_interleaved(map(orjson.loads, f), verify_hashes=verify_hashes,
+                                  consume=True)
 
 
 def measure(path: Path) -> dict[str, Any]:

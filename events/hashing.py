@@ -19,7 +19,7 @@ import orjson
 
 from .models import GENESIS_HASH
 
-__all__ = ["GENESIS_HASH", "canonical", "chain", "event_hash", "verify_chain"]
+__all__ = ["GENESIS_HASH", "canonical", "chain", "event_hash", "take_event_hash", "verify_chain"]
 
 
 class CanonicalError(ValueError):
@@ -70,6 +70,25 @@ def event_hash(event: dict[str, Any]) -> str:
     out = _dumps(body, None, _SORT_KEYS)
     if not out.isascii():
         out = canonical(body)
+    digest = _SHA256_EMPTY.copy()
+    digest.update(out)
+    return digest.hexdigest()
+
+
+def take_event_hash(event: dict[str, Any]) -> str:
+    """:func:`event_hash` of an event its caller gives up: the ``hash`` member is removed
+    from ``event`` itself instead of from a copy (the copy is a quarter of the hash
+    check's cost). For readers that parse lines only to replay them and drop them.
+
+    >>> e = chain([{"seq": 0, "type": "GameCreated"}])[0]
+    >>> claimed = e["hash"]
+    >>> take_event_hash(e) == claimed, "hash" in e
+    (True, False)
+    """
+    event.pop("hash", None)
+    out = _dumps(event, None, _SORT_KEYS)
+    if not out.isascii():
+        out = canonical(event)
     digest = _SHA256_EMPTY.copy()
     digest.update(out)
     return digest.hexdigest()

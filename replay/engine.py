@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..events.hashing import GENESIS_HASH, event_hash
+from ..events.hashing import GENESIS_HASH, event_hash, take_event_hash
 from ..events.models import CURRENT_VERSION
 from ..events.timestamps import TS_TABLES, ts_millis
 from ..events.upcast import upcast
@@ -106,8 +106,14 @@ class GameEngine:
     whatever it writes replays clean by construction.
     """
 
-    def __init__(self, *, verify_hashes: bool = True, observer: Observer | None = None) -> None:
+    def __init__(self, *, verify_hashes: bool = True, observer: Observer | None = None,
+                 consume: bool = False) -> None:
         self.verify_hashes = verify_hashes
+        #: how the hot path hashes an event: ``consume`` (the caller gives its events up,
+        #: as a reader of files that parses lines only to replay them) lets it remove the
+        #: event's ``hash`` member in place rather than copy the event; the rest of the
+        #: event, and every event taking the slow path, is left as given
+        self._hash_of = take_event_hash if consume else event_hash
         self.observer = observer
         self.ctx: GameContext | None = None
         self.variant: Variant | None = None
@@ -177,7 +183,10 @@ class GameEngine:
             return
         ids = self._event_ids
         if ids is not None:
-            event_id = event.get("event_id")
+            try:  # a subscript, not .get: a method call per event costs more (no miss here)
+                event_id = event["event_id"]
+            except KeyError:
+                event_id = None
             known = len(ids)
             ids.add(event_id)  # one hash look-up, not two (`in`, then `add`)
             # not grown: an id already seen (None, from a direct caller's events, is no id)
@@ -185,12 +194,15 @@ class GameEngine:
                 self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
                               "event of this game (event ids are unique)")
         if self.verify_hashes:
-            claimed = event.get("hash")
+            try:  # subscripts, as for event_id
+                claimed = event["hash"]
+                linked = event["prev_hash"] == self.prev_hash
+            except KeyError:
+                claimed, linked = event.get("hash"), False
             if (  # the common case of _check_chain: the chain goes on, nothing to report
-                self.chained and claimed is not None
-                and event.get("prev_hash") == self.prev_hash and "upcast_from" not in event
+                linked and self.chained and claimed is not None and "upcast_from" not in event
             ):
-                if event_hash(event) != claimed:
+                if self._hash_of(event) != claimed:
                     self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
                 self.prev_hash = claimed
             else:
@@ -198,7 +210,10 @@ class GameEngine:
         elif self.chained is None:
             self.chained = event.get("hash") is not None
         folded = event  # what is folded: the event, or its upcast to the current version
-        entry = self._handlers.get(event["type"])  # (handler, engine's own?, current version)
+        try:  # (handler, engine's own?, current version); a subscript, as for event_id
+            entry: _Entry | None = self._handlers[event["type"]]
+        except KeyError:
+            entry = None
         if entry is None or event["v"] != entry[2]:  # not the common case: version checks
             current = CURRENT_VERSION.get(event["type"])
             if event["v"] != current:
@@ -650,13 +665,14 @@ _NO_GAME = object()
 
 
 def replay_interleaved(
-    events: Iterable[Event], *, verify_hashes: bool = True
+    events: Iterable[Event], *, verify_hashes: bool = True, consume: bool = False
 ) -> dict[str, GameRecord]:
     """Replay the events of many games in one pass, as a file holds them (games may
     interleave): each event goes to its game's engine as it comes, so no game's events
     are held in memory. Each game sees its events in the order given, exactly as
     :func:`replay` of that game's events would: the records are the same. Returns the
-    records by game id, in the order the games first appear."""
+    records by game id, in the order the games first appear. ``consume``: the events
+    are given up (parsed for this pass only), see :class:`GameEngine`."""
     engines: dict[str, GameEngine] = {}
     appliers: dict[str, Callable[[Event], None]] = {}  # game id -> its engine's bound apply
     get = appliers.get
@@ -668,7 +684,8 @@ def replay_interleaved(
             last_id = game_id
             found = get(game_id)
             if found is None:
-                engine = engines[game_id] = GameEngine(verify_hashes=verify_hashes)
+                engine = engines[game_id] = GameEngine(verify_hashes=verify_hashes,
+                                                       consume=consume)
                 found = appliers[game_id] = engine.apply
             apply = found
         apply(event)

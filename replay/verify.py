@@ -106,8 +106,8 @@ def verify_files(
             if isinstance(event, dict):
                 game_id = event["game_id"]
                 engine = engines.get(game_id)
-                if engine is None:
-                    engine = engines[game_id] = GameEngine()
+                if engine is None:  # the events are read for this pass only: given up
+                    engine = engines[game_id] = GameEngine(consume=True)
                     order.append(game_id)
                 if game_id not in firsts:  # the game's first *valid* event, as events[0]
                     firsts[game_id] = event

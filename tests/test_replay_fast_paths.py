@@ -238,6 +238,38 @@ def test_records_do_not_depend_on_how_games_interleave():
         assert list(records) == list(dict.fromkeys(e["game_id"] for e in events))
 
 
+def test_consumed_events_give_the_same_records_and_the_same_chain_findings():
+    """``consume=True`` (verify FILES: lines parsed for the pass only) hashes each event
+    with its ``hash`` member removed in place rather than from a copy: the same records,
+    a tampered event still a LOG-CHAIN finding at its seq, and without ``consume`` the
+    caller's events are left whole."""
+    chained = [chain(g) for g in GAMES]
+    tampered = copy.deepcopy(chained[1])
+    draw = next(e for e in tampered if e["type"] == "Drew")
+    draw["ts"] = draw["ts"][:-2] + ("0Z" if draw["ts"][-2] != "0" else "1Z")  # hash kept
+    games = [*chained, tampered]
+    # the tampered game under another id, so both it and the clean one are in the pass
+    for e in tampered:
+        e["game_id"] += "-t"
+        e["event_id"] += "-t"
+    tampered[:] = chain(tampered)
+    tampered[draw["seq"]]["hash"] = "0" * 64  # now the content no longer matches
+    events = [e for g in games for e in g]
+    given = copy.deepcopy(events)
+    kept = replay_interleaved(events)
+    assert events == given  # not consumed: left whole
+    taken = replay_interleaved(copy.deepcopy(events), consume=True)
+    assert {k: r.to_dict() for k, r in taken.items()} == {k: r.to_dict() for k, r in kept.items()}
+    bad = taken[tampered[0]["game_id"]]
+    assert (draw["seq"], "LOG-CHAIN") in [(f.seq, f.rule) for f in bad.findings]
+    assert all(r.clean for k, r in taken.items() if k != tampered[0]["game_id"])
+    consumed = copy.deepcopy(events)
+    replay_interleaved(consumed, consume=True)
+    # what consume is for: no copy made (a game's first event takes the slow path: kept)
+    clean_ids = {g[0]["game_id"] for g in chained}
+    assert all(("hash" in e) == (e["seq"] == 0) for e in consumed if e["game_id"] in clean_ids)
+
+
 def test_transfer_claims_in_another_order_are_clean_and_wrong_ones_are_not():
     events = chain(GAMES[0])
     claim = next(e for e in events if e["type"] == "ChipsTransferred")
