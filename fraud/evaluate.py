@@ -24,7 +24,8 @@ The protocol (issue 8, "Honest evaluation"):
   supervised model that never saw a bot cannot know a metronome is fraud (session 5:
   bot and hidden card at chance by ``any`` alone);
 - rings: the groups the scan finds (Louvain communities of the suspicious-link graph at
-  the scan's threshold, pairs included) against the labelled groups: a found group
+  the scan's threshold, pairs included; a shared device links at the model's score of the
+  pair, and a group is found when its mean link score reaches the threshold) against the labelled groups: a found group
   *matches* a labelled one when their Jaccard overlap is >= 0.5; reported as group
   recall (labelled groups matched), precision (found groups that match one), purity
   (share of a found group's members in its best labelled group), separately for
@@ -507,7 +508,8 @@ def _links(pairs: pl.DataFrame, qscore: pl.DataFrame) -> tuple[pl.DataFrame, pl.
 def ring_metrics(test: World, qscore: pl.DataFrame, threshold: float = 0.5) -> dict[str, Any]:
     """Found groups (communities of >= 2 at ``threshold``) vs the labelled groups."""
     link, shared = _links(test.pairs, qscore)
-    found = find_rings(build_graph(link, "link", threshold, shared), min_size=2)
+    found = find_rings(build_graph(link, "link", threshold, shared, shared_weight=None),
+                       min_size=2, min_score=threshold)  # as the scan with a model
     seated = set(test.players.get_column("player").to_list())
     labelled = {k: v & seated for k, v in test.truth.groups.items()
                 if level_of(k[0]) == "pair" and len(v & seated) >= 2}
@@ -549,7 +551,8 @@ def evidence_precision(test: World, pscore: pl.DataFrame, qscore: pl.DataFrame,
     """Share of the evidence moves of the scan's flags that are labelled planted events
     of the flagged players (true-positive subjects; per named mechanism)."""
     link, shared = _links(test.pairs, qscore)
-    rings = find_rings(build_graph(link, "link", threshold, shared))
+    rings = find_rings(build_graph(link, "link", threshold, shared, shared_weight=None),
+                       min_score=threshold)  # as the scan with a model
     flags = build_flags(test.con, test.players, test.pairs, pscore, qscore, rings,
                         supervised=True, threshold=threshold)
     flags = flags.filter(pl.col("source") != "anomaly")  # the model's flags (and rings)
@@ -722,7 +725,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         r = report["rings"]
         lines.append("")
         lines.append(f"Groups found (Louvain communities of >= 2 at link score >= {r['threshold']}, "
-                     "plus shared devices) vs labelled collusion groups (match = Jaccard >= 0.5):")
+                     "plus shared devices at the model's score of the pair; a group's mean link "
+                     f"score >= {r['threshold']}) vs labelled collusion groups "
+                     "(match = Jaccard >= 0.5):")
         lines.append("")
         lines.append("| found | labelled | precision | purity | P@10 | P@50 | recall (pairs) | "
                      "recall (rings >= 3) |")

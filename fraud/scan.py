@@ -19,7 +19,7 @@ from .features import pair_features, player_features
 from .flags import build_flags, write_flags
 from .models import PAIR_MECHANISMS, FraudModel, unsupervised_scores
 from .pipeline import Progress, load_facts, publish_views, run_facts, store_game_batches, write_parquet
-from .rings import build_graph, find_rings
+from .rings import SHARED_DEVICE_WEIGHT, build_graph, find_rings
 
 if TYPE_CHECKING:
     from ..events.store import EventStore
@@ -71,7 +71,11 @@ def score_facts(con: duckdb.DuckDBPyConnection, model: FraudModel | None, *,
         link = qscore.select(["p1", "p2", pl.col("anomaly").alias("link")])
         link_cut = 0.995
     shared = pairs.select(["p1", "p2", "shared_devices"]).filter(pl.col("shared_devices") > 0)
-    rings = find_rings(build_graph(link, "link", link_cut, shared))
+    # with a model, a shared device's link weighs what the model scores the pair, and a
+    # ring is flagged when its links reach the flag threshold (fraud/rings.py)
+    rings = find_rings(build_graph(link, "link", link_cut, shared,
+                                   shared_weight=None if model is not None else SHARED_DEVICE_WEIGHT),
+                       min_score=threshold if model is not None else 0.0)
     flags = build_flags(con, players, pairs, pscore, qscore, rings, supervised=model is not None,
                         threshold=threshold)
     return players, pairs, pscore, qscore, flags

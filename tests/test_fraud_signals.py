@@ -263,12 +263,13 @@ def test_ring_metrics_and_evidence_precision() -> None:
     labels = dict(labels, planted=_planted_feeding(games))
     truth = parse_labels(labels)
     world = World.from_con(memory_db(batch_facts(games)), truth)
-    pairs = world.pairs.select(["p1", "p2"])
+    pairs = world.pairs.select(["p1", "p2", "shared_devices"])
     is_feed = (pl.col("p1") == "p00") & (pl.col("p2") == "p01")
     qscore = pairs.with_columns(
         pl.when(is_feed).then(0.9).otherwise(0.01).alias("card_feeding"),
         pl.lit(0.0).alias("soft_play"), pl.lit(0.0).alias("chip_dumping"),
-        pl.lit(0.0).alias("multi_account"), pl.lit(0.5).alias("anomaly"))
+        pl.when(pl.col("shared_devices") > 0).then(0.8).otherwise(0.0).alias("multi_account"),
+        pl.lit(0.5).alias("anomaly")).drop("shared_devices")
     pscore = world.players.select("player").with_columns(
         pl.lit(0.0).alias("bot"), pl.lit(0.0).alias("hidden_card"),
         pl.lit(0.0).alias("timeout_abuse"), pl.lit(0.5).alias("anomaly"))
@@ -276,6 +277,10 @@ def test_ring_metrics_and_evidence_precision() -> None:
     # found: the feeding pair (link) and the shared-device pair; both labelled groups
     assert rings["found"] == 2 and rings["labelled"] == 2
     assert rings["precision"] == 1.0 and rings["recall_pairs"] == 1.0 and rings["purity"] == 1.0
+    # a model that clears the shared-device pair (multi_account 0): its device link
+    # weighs what the model says, so that group is no longer found (fraud/rings.py)
+    cleared = ring_metrics(world, qscore.with_columns(pl.lit(0.0).alias("multi_account")))
+    assert cleared["found"] == 1 and cleared["recall_pairs"] == 0.5
     ev = evidence_precision(world, pscore, qscore)
     feed = ev["by_mechanism"]["card_feeding"]
     assert feed["flags"] == 1 and feed["true_subjects"] == 1 and feed["evidence"] >= 3
