@@ -117,8 +117,13 @@ def replay(
     # Without --at every finding shows, also those past the last stored event (lines of
     # the game that ingest quarantined after its first bad one).
     rows = timeline(events, record)
+    shown_record = record.to_dict()
     if as_player is not None:
+        from ..replay.html import mask_findings
+
         _redact_rows(rows[: len(events)], events, as_player)
+        mask_findings([*(f for r in rows for f in r["findings"]), *shown_record["findings"]],
+                      events, as_player)
     rows = _in_place(r for r in rows if at is None or r["seq"] <= upto)
     if html is not None:
         from ..replay.html import render_html
@@ -130,7 +135,7 @@ def replay(
             fail(f"cannot write the HTML page to {html}: {one_line(exc)}")
     if as_json:
         print_json({"game_id": game_id, "variant": record.variant, "viewer": as_player, "at": upto,
-                    "timeline": rows, "state": state, "record": record.to_dict()})
+                    "timeline": rows, "state": state, "record": shown_record})
         return
     _print(record, rows, state, upto, as_player, partial.halted)
     if html is not None:

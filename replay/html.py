@@ -153,6 +153,42 @@ def _hidden_list(value: Any) -> list[str]:
     return [HIDDEN] * len(value) if isinstance(value, list) else [HIDDEN]
 
 
+#: a card code in a finding's message (not the card of a pay-card pool, ``pay:JS``)
+_CARD_IN_TEXT = re.compile(r"(?<!pay:)\b(?:[2-9TJQKA][CDHS]|JK)\b")
+
+
+def mask_findings(findings: list[dict[str, Any]], events: list[dict[str, Any]],
+                   viewer: str) -> None:
+    """Mask, in place, every card a finding's message names that ``viewer`` could not see
+    in the event(s) at the finding's seq: a message speaks from the full state ("ann
+    holds 9D, the next card", "the stock's top card is QC"), and the per-player view
+    hides others' cards everywhere, not only in the state. A card stays when the
+    event, as the viewer sees it (html.redact), shows it; any other card becomes ``??``
+    (strict: a table card the event does not show is masked too)."""
+    shown: dict[int, set[str]] = {}
+    for event in events:
+        _card_codes(redact(event, viewer).get("payload"), shown.setdefault(event["seq"], set()))
+    for f in findings:
+        f["message"] = _masked(f["message"], shown.get(f["seq"], set()))
+
+
+def _masked(message: str, visible: set[str]) -> str:
+    return _CARD_IN_TEXT.sub(lambda m: m.group(0) if m.group(0) in visible else "??", message)
+
+
+def _card_codes(value: Any, into: set[str]) -> None:
+    """Every card code in a JSON value (an event's payload), added to ``into``."""
+    if isinstance(value, str):
+        if is_card_code(value):
+            into.add(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _card_codes(item, into)
+    elif isinstance(value, list):
+        for item in value:
+            _card_codes(item, into)
+
+
 def redact(event: dict[str, Any], viewer: str) -> dict[str, Any]:
     """The event as ``viewer`` could see it (current version): cards he could not see
     become ``??``. Event types this module does not know are kept as logged."""
@@ -541,6 +577,8 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
             "rule_text": rule_text(f.rule),
             "details": rows,
         })
+    if viewer is not None:  # a finding speaks from the full state: the view masks it too
+        mask_findings(findings, events, viewer)
     findings.sort(key=lambda f: f["i"])  # stable: the record's order within an event
     for k, f in enumerate(findings):
         f["n"] = k
@@ -724,5 +762,5 @@ def render_html(
     return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], template)
 
 
-__all__ = ["HIDDEN", "apply_patch", "build_report", "describe", "diff", "parse_claims", "redact",
-           "render_html"]
+__all__ = ["HIDDEN", "apply_patch", "build_report", "describe", "diff", "mask_findings",
+           "parse_claims", "redact", "render_html"]

@@ -38,6 +38,11 @@ class BadLine:
     #: links checked, LOG-EVENT reported by the engine), instead of reading past a "gap"
     obj: dict[str, Any] | None = None
     code: str = "invalid"  # the quarantine reason code
+    #: a placed line of a file (``obj`` set): how many valid events of its game the file
+    #: held before it, so the grouped replay (:func:`fold`) takes it where the file had
+    #: it, as the streaming :func:`verify_files` does, also in a game whose lines are not
+    #: in seq order; None for a line of the quarantine, which :func:`fold` places by seq
+    position: int | None = None
 
 
 @dataclass
@@ -78,9 +83,9 @@ def read_games_from_files(paths: Iterable[Path], run: VerifyRun) -> dict[str, li
             if isinstance(event, dict):
                 games.setdefault(event["game_id"], []).append(event)
                 continue
-            game_id = _bad_line(run, path, line_no, raw, event).game_id
-            if game_id is not None:
-                games.setdefault(game_id, [])
+            bad = _bad_line(run, path, line_no, raw, event)
+            if bad.game_id is not None:
+                bad.position = len(games.setdefault(bad.game_id, []))
     return games
 
 
@@ -185,9 +190,23 @@ def bad_line_message(b: BadLine) -> str:
 
 
 def fold(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
-    """Replay a game's valid events with its placed bad lines (``obj`` set) in seq
-    order (the order of a file in seq order), as :func:`verify_files` does in one pass."""
+    """Replay a game's valid events with its placed bad lines (``obj`` set), as
+    :func:`verify_files` does in one pass: lines of files where the file had them among
+    the game's events (``position``), lines of the quarantine in seq order (the order of
+    a log in seq order, which the store is)."""
     engine = GameEngine()
+    if all(b.position is not None for b in bad):
+        pending = sorted(bad, key=lambda b: b.position or 0)  # stable: read order kept
+        k = 0
+        for i, event in enumerate(events):
+            while k < len(pending) and (pending[k].position or 0) <= i:
+                engine.unreadable(pending[k].obj or {}, pending[k].code,
+                                  bad_line_message(pending[k]))
+                k += 1
+            engine.apply(event)
+        for b in pending[k:]:
+            engine.unreadable(b.obj or {}, b.code, bad_line_message(b))
+        return engine.record()
     pending = sorted(bad, key=lambda b: b.seq or 0)
     k = 0
     for event in events:

@@ -196,10 +196,13 @@ class ClassicRummy(CardTable):
     deck_from_config = True  # ``decks`` and ``jokers``
 
     def expected_deck(self) -> Counter[int]:
-        return Counter(
-            [c for _ in range(self.config["decks"]) for c in range(52)]
-            + [JOKER] * self.config["jokers"]
-        )
+        """The configured deck as counts, never as a list of cards: ``decks`` and
+        ``jokers`` have no upper bound in RULES.md, and a log may say 2**53 - 1 (the
+        recorded deck then differs: a C-DEAL violation, not a list of 2**59 cards)."""
+        counts = Counter(dict.fromkeys(range(52), self.config["decks"]))
+        if self.config["jokers"]:
+            counts[JOKER] = self.config["jokers"]
+        return counts
 
     # -- rounds and Fresh ------------------------------------------------------------------
     def apply_RoundStarted(self, event: Event) -> None:

@@ -13,6 +13,7 @@ from operator import itemgetter
 from typing import Any, ClassVar
 
 from ...events.cards import JOKER, NCARDS, format_card, format_cards, parse_cards
+from ...events.models import MAX_DECK
 from ..variant import Event, GameContext, Variant
 
 #: card code -> card integer (events/cards.py's notation, read through format_card): the
@@ -23,6 +24,25 @@ CARD_CODES: dict[str, int] = {format_card(c): c for c in range(NCARDS)}
 _NO_CARDS = (0,) * NCARDS
 #: (variant class, config items) -> the variant's deck, sorted (CardTable.check_deck)
 _SORTED_DECKS: dict[Any, list[int]] = {}
+
+
+def _listed(counts: Counter[int]) -> list[int] | None:
+    """``counts`` as a sorted list of cards, or None if more than a deck may hold."""
+    if sum(counts.values()) > MAX_DECK:
+        return None
+    return sorted(counts.elements())
+
+
+def _first_sorted(counts: Counter[int], n: int) -> list[int]:
+    """The ``n`` lowest cards of ``counts`` (a multiset of any size), in order."""
+    out: list[int] = []
+    for card in sorted(counts):
+        out.extend([card] * min(counts[card], n - len(out)))
+        if len(out) >= n:
+            break
+    return out
+
+
 #: a deal: (cards dealt, [(seat, deck -> that seat's cards)])
 _DealPlan = tuple[int, list[tuple[int, Callable[[list[int]], tuple[int, ...]]]]]
 #: (circuit order, sizes) -> the deal's plan (CardTable.deal)
@@ -126,30 +146,39 @@ class CardTable(Variant):
 
     def check_deck(self, deck: list[int]) -> None:
         """C-DEAL: the recorded deck is exactly the variant's cards."""
-        if self.deck_from_config and sorted(deck) == self._sorted_deck():
-            return
+        if self.deck_from_config:
+            cards = self._sorted_deck()
+            if cards is not None and sorted(deck) == cards:
+                return
         want = self.expected_deck()
         got = Counter(deck)
         if got != want:
-            extra = sorted((got - want).elements())
-            missing = sorted((want - got).elements())
+            # the first eight of each side only: a configured deck may be far larger than
+            # any recorded one (MAX_DECK), so its missing cards are never listed whole
+            extra = _first_sorted(got - want, 8)
+            missing = _first_sorted(want - got, 8)
             parts = []
             if extra:
-                parts.append("extra " + " ".join(format_cards(extra[:8])))
+                parts.append("extra " + " ".join(format_cards(extra)))
             if missing:
-                parts.append("missing " + " ".join(format_cards(missing[:8])))
+                parts.append("missing " + " ".join(format_cards(missing)))
             self.ctx.violation("C-DEAL", "the shuffled deck is not the variant's deck: " + "; ".join(parts))
 
-    def _sorted_deck(self) -> list[int]:
+    def _sorted_deck(self) -> list[int] | None:
         """The variant's deck, sorted; computed once per class and configuration (only
-        for a class whose ``expected_deck`` depends on nothing but its config)."""
+        for a class whose ``expected_deck`` depends on nothing but its config). None when
+        that deck is larger than any event may record (MAX_DECK): no recorded deck can
+        equal it, and it is not built (a config may name 2**53 - 1 decks)."""
         key = (type(self), tuple(self.config.items()))
         try:
             cards = _SORTED_DECKS.get(key)  # the key is hashed once, here
         except TypeError:  # an unhashable config value: no caching
-            return sorted(self.expected_deck().elements())
+            return _listed(self.expected_deck())
         if cards is None:
-            cards = _SORTED_DECKS[key] = sorted(self.expected_deck().elements())
+            cards = _listed(self.expected_deck())
+            if cards is None:
+                return None
+            _SORTED_DECKS[key] = cards
         return cards
 
     def deal(self, deck: list[int], order: list[int], sizes: dict[int, int], rule: str) -> None:
