@@ -65,14 +65,7 @@ def event_hash(event: dict[str, Any]) -> str:
     compact orjson output that is pure ASCII is exactly JCS, so the bytes are checked
     instead of walking the event; anything else takes :func:`canonical`.
     """
-    body = dict(event)
-    body.pop("hash", None)
-    out = _dumps(body, None, _SORT_KEYS)
-    if not out.isascii():
-        out = canonical(body)
-    digest = _SHA256_EMPTY.copy()
-    digest.update(out)
-    return digest.hexdigest()
+    return take_event_hash(dict(event))
 
 
 def take_event_hash(event: dict[str, Any]) -> str:

@@ -25,11 +25,11 @@ The protocol (issue 8, "Honest evaluation"):
   bot and hidden card at chance by ``any`` alone);
 - rings: the groups the scan finds (Louvain communities of the suspicious-link graph at
   the scan's threshold, pairs included; a shared device links at the model's score of the
-  pair, and a group is found when its mean link score reaches the threshold) against the labelled groups: a found group
-  *matches* a labelled one when their Jaccard overlap is >= 0.5; reported as group
-  recall (labelled groups matched), precision (found groups that match one), purity
-  (share of a found group's members in its best labelled group), separately for
-  labelled groups of 2 and of >= 3 members;
+  pair, and a group is found when its mean link score reaches the threshold) against the
+  labelled groups: a found group *matches* a labelled one when their Jaccard overlap is
+  >= 0.5; reported as group recall (labelled groups matched), precision (found groups
+  that match one), purity (share of a found group's members in its best labelled
+  group), separately for labelled groups of 2 and of >= 3 members;
 - evidence precision: the flags the scan writes on the test world (model, threshold
   0.5); for each, the share of its evidence moves ``(game_id, seq)`` that are labelled
   planted events of the flagged players — over the flags whose subject is a true
