@@ -195,22 +195,18 @@ def fold(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
     the game's events (``position``), lines of the quarantine in seq order (the order of
     a log in seq order, which the store is)."""
     engine = GameEngine()
-    if all(b.position is not None for b in bad):
-        pending = sorted(bad, key=lambda b: b.position or 0)  # stable: read order kept
-        k = 0
-        for i, event in enumerate(events):
-            while k < len(pending) and (pending[k].position or 0) <= i:
-                engine.unreadable(pending[k].obj or {}, pending[k].code,
-                                  bad_line_message(pending[k]))
-                k += 1
-            engine.apply(event)
-        for b in pending[k:]:
-            engine.unreadable(b.obj or {}, b.code, bad_line_message(b))
-        return engine.record()
-    pending = sorted(bad, key=lambda b: b.seq or 0)
+    by_position = all(b.position is not None for b in bad)
+
+    def place(b: BadLine) -> int:
+        return (b.position if by_position else b.seq) or 0
+
+    pending = sorted(bad, key=place)  # stable: read order kept among equal places
     k = 0
-    for event in events:
-        while k < len(pending) and (pending[k].seq or 0) < event["seq"]:
+    for i, event in enumerate(events):
+        # before this event: a file's line read before it (position <= i), or a quarantined
+        # line of a lower seq
+        at = i + 1 if by_position else event["seq"]
+        while k < len(pending) and place(pending[k]) < at:
             engine.unreadable(pending[k].obj or {}, pending[k].code, bad_line_message(pending[k]))
             k += 1
         engine.apply(event)
