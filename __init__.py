@@ -10,3 +10,11 @@ Subpackages (dependencies point one way: cli -> fraud -> replay -> events; sim -
 """
 
 __version__ = "0.2.0"
+
+from pathlib import Path as _Path
+
+from . import _compiled
+
+# the engine's compiled modules (setup.py), or their sources when the build is absent,
+# partial, stale or turned off (RUMMYGUARD_PURE=1): decided before any of them is imported
+_compiled.install(__name__, _Path(__file__).resolve().parent)

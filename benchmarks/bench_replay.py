@@ -19,8 +19,12 @@ benchmarks/_work/), producer-chained, written as JSONL. Then, in one process:
 Every pass reports wall and CPU seconds of this process: on a shared machine other
 jobs inflate the wall figure, not the CPU one; ratios are taken within the same run.
 
+The engine runs as installed: compiled by mypyc (setup.py) when the build worked, else
+plain Python; ``engine`` in the JSON says which. ``RUMMYGUARD_PURE=1`` measures the
+plain-Python sources of the same checkout (``--record`` notes it in the row).
+
 Prints one JSON document; ``--record`` appends a row to benchmarks/RESULTS.md.
-Usage: ``python -m benchmarks.bench_replay [--games 10000] [--variants classic,r500]``.
+Usage: ``python -m benchmarks.bench_replay [--games 10000] [--variants classic,r500] [--repeat 3]``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any
 import orjson
 
 from benchmarks._machine import cpu_model
+from rummyguard import _compiled
 from rummyguard.events.gcpause import paused_gc
 from rummyguard.replay.engine import replay_interleaved
 from rummyguard.replay.variant import variant_class
@@ -81,24 +86,37 @@ def _stream(path: Path, verify_hashes: bool) -> dict[str, Any]:
                                   consume=True)
 
 
-def measure(path: Path) -> dict[str, Any]:
+def measure(path: Path, repeat: int = 1) -> dict[str, Any]:
     """The passes, each under the GC setting ``rummyguard verify`` uses (the cyclic
-    collector paused for bulk work: events/gcpause.py); each pass alone in memory."""
-    gc.collect()
-    with paused_gc(), _Clock() as parse, path.open("rb") as f:
-        n = sum(1 for line in f if orjson.loads(line))
+    collector paused for bulk work: events/gcpause.py); each pass alone in memory.
 
-    gc.collect()
-    with paused_gc(), _Clock() as full:
-        records = _stream(path, verify_hashes=True)
-    n_games = len(records)
-    dirty = sum(1 for r in records.values() if not r.clean)
-    del records
+    With ``repeat`` > 1 the parse, replay + verify and rules-only passes run that many
+    rounds, alternating, and each pass's fastest round counts (the machine's noise only
+    ever adds time; alternating gives the passes the same conditions); every round's
+    CPU seconds are in ``rounds``."""
+    parses: list[_Clock] = []
+    fulls: list[_Clock] = []
+    ruless: list[_Clock] = []
+    for _ in range(repeat):
+        gc.collect()
+        with paused_gc(), _Clock() as clock, path.open("rb") as f:
+            n = sum(1 for line in f if orjson.loads(line))
+        parses.append(clock)
 
-    gc.collect()
-    with paused_gc(), _Clock() as rules:  # the store's case: chains were verified at ingest
-        records = _stream(path, verify_hashes=False)
-    del records
+        gc.collect()
+        with paused_gc(), _Clock() as clock:
+            records = _stream(path, verify_hashes=True)
+        fulls.append(clock)
+        n_games = len(records)
+        dirty = sum(1 for r in records.values() if not r.clean)
+        del records
+
+        gc.collect()
+        with paused_gc(), _Clock() as clock:  # the store's case: chains verified at ingest
+            records = _stream(path, verify_hashes=False)
+        ruless.append(clock)
+        del records
+    parse, full, rules = (min(clocks, key=lambda c: c.cpu) for clocks in (parses, fulls, ruless))
 
     gc.collect()
     with _Clock() as files:
@@ -126,6 +144,9 @@ def measure(path: Path) -> dict[str, Any]:
         "rules_only_ratio_cpu": round(rules.cpu / parse.cpu, 2),
         "verify_files_events_per_cpu_s": rate(files.cpu),
         "verify_files_ratio_cpu": round(files.cpu / parse.cpu, 2),
+        "rounds": {name: [round(c.cpu, 3) for c in clocks]
+                   for name, clocks in (("parse", parses), ("replay_verify", fulls),
+                                        ("rules_only", ruless))},
     }
 
 
@@ -133,19 +154,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=10_000)
     ap.add_argument("--variants", default="classic,r500,liverpool,michigan")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds of the alternating passes; the fastest of each counts")
     ap.add_argument("--record", action="store_true", help="append the figures to RESULTS.md")
     args = ap.parse_args()
     out: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "processor": cpu_model()},
-        "command": f"python -m benchmarks.bench_replay --games {args.games} --variants {args.variants}",
+        "command": f"python -m benchmarks.bench_replay --games {args.games} --variants {args.variants}"
+                   f" --repeat {args.repeat}",
+        "engine": _compiled.STATUS,
         "variants": {},
     }
     for variant in args.variants.split(","):
         if variant_class(variant) is None:
             out["variants"][variant] = {"skipped": "variant not implemented"}
             continue
-        out["variants"][variant] = measure(corpus(variant, args.games))
+        out["variants"][variant] = measure(corpus(variant, args.games), args.repeat)
     print(json.dumps(out, indent=2))
     if args.record:
         _record(out)
@@ -157,10 +182,11 @@ def _record(out: dict[str, Any]) -> None:
         f"### Replay + verify, {time.strftime('%Y-%m-%d')}",
         "",
         f"Machine: {out['machine']['cpus']} cores, {out['machine']['processor']}, "
-        f"Python {out['machine']['python']}; one process (one core). Command: `{out['command']}`.",
+        f"Python {out['machine']['python']}; one process (one core). Command: `{out['command']}`. "
+        f"Engine: {out['engine']}.",
         "",
-        "Rates per CPU second of the process (wall-clock rates in the JSON); ratios to the "
-        "parse floor in CPU time, same run.",
+        "Rates per CPU second of the process (wall-clock rates in the JSON), each pass's "
+        "fastest of the alternating rounds; ratios to the parse floor in CPU time, same run.",
         "",
         "| variant | games | events | parse floor ev/s | replay + verify (re-hash) ev/s | games/s | "
         "ratio | rules only (parse incl.) ev/s | ratio | `verify FILES` ev/s | ratio |",

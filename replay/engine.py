@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from ..events.hashing import GENESIS_HASH, event_hash, take_event_hash
 from ..events.models import CURRENT_VERSION
 from ..events.timestamps import TS_TABLES, ts_millis
@@ -50,6 +52,7 @@ ENGINE_TYPES = frozenset(
      "GameEnded"}
 )
 
+@mypyc_attr(native_class=False)  # a plain class when compiled (setup.py): copies, pickles as is
 @dataclass(slots=True)
 class Results:
     winners: list[str]
@@ -60,6 +63,7 @@ class Results:
         return {"winners": self.winners, "net": self.net, "scores": self.scores}
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled (setup.py): copies, pickles as is
 @dataclass(slots=True)
 class GameRecord:
     """Everything a replay says about one game."""
@@ -97,6 +101,10 @@ class GameRecord:
 Observer = Callable[["GameEngine", Event], None]
 #: a dispatch table entry: (handler, True if the engine's own, the type's current version)
 _Entry = tuple[Callable[[Any, Event], None], bool, "int | None"]
+#: a chip transfer as (from, to, amount); Any, for a claim read from a direct caller's
+#: event may break the contract there and must still be compared (C-CLAIM), and a
+#: compiled build checks the types it is told
+_Key = tuple[Any, Any, Any]
 
 
 class GameEngine:
@@ -126,7 +134,8 @@ class GameEngine:
         self.events_read = 0
         self.prev_hash = GENESIS_HASH
         self.chained: bool | None = None
-        self.claimed: list[tuple[int, tuple[str, str, int]]] = []
+        #: (seq, transfer) as logged
+        self.claimed: list[tuple[int, _Key]] = []
         #: a ChipsTransferred was logged, even one listing nothing (a claim no chips moved)
         self.transfers_logged = False
         self.game_ended_seq: int | None = None
@@ -360,7 +369,7 @@ class GameEngine:
             # its original bytes were hash-checked at ingest and are by `verify-log`.
             if "upcast_from" not in event and event_hash(event) != claimed:
                 self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
-            self.prev_hash = claimed
+            self.prev_hash = claimed  # type: ignore[assignment]
 
     def _start(self, event: Event) -> None:
         if event["type"] != "GameCreated":
@@ -471,7 +480,7 @@ class GameEngine:
             except TypeError:  # a claim whose fields do not order (not a valid event)
                 pass
         expected = Counter(computed)
-        extra: list[tuple[int, tuple[str, str, int]]] = []
+        extra: list[tuple[int, _Key]] = []
         for seq, key in claimed_at:
             if expected[key] > 0:
                 expected[key] -= 1
@@ -482,20 +491,20 @@ class GameEngine:
         missing = sorted(expected.elements()) if self.game_ended_seq is not None else []
         if not extra and not missing:
             return
-        seq = extra[0][0] if extra else self.game_ended_seq
+        at = extra[0][0] if extra else self.game_ended_seq
         parts = []
         if extra:
             parts.append("claimed but not due: " + _transfers_text([key for _, key in extra]))
         if missing:
             parts.append("due but not claimed: " + _transfers_text(missing))
         self.ctx.findings.append(
-            Finding(seq if seq is not None else self.last_seq, "C-CLAIM", "discrepancy",
+            Finding(at if at is not None else self.last_seq, "C-CLAIM", "discrepancy",
                     "chip transfers differ; " + "; ".join(parts))
         )
 
     def _regroup(
-        self, expected: Counter[tuple[str, str, int]], extra: list[tuple[int, tuple[str, str, int]]]
-    ) -> list[tuple[int, tuple[str, str, int]]]:
+        self, expected: Counter[_Key], extra: list[tuple[int, _Key]]
+    ) -> list[tuple[int, _Key]]:
         """Match unmatched claims against the unmatched regroupable computed transfers by
         their totals (per source pool, per recipient); returns the claims still extra and
         takes the matched transfers out of ``expected``."""
@@ -507,7 +516,7 @@ class GameEngine:
         pools = {src for src, _, _ in left}
         claims = [(seq, key) for seq, key in extra if key[0] in pools]
 
-        def totals(keys: Iterable[tuple[str, str, int]]) -> tuple[Counter[str], Counter[str]]:
+        def totals(keys: Iterable[_Key]) -> tuple[Counter[str], Counter[str]]:
             by_src: Counter[str] = Counter()
             by_dst: Counter[str] = Counter()
             for src, dst, amount in keys:
@@ -629,7 +638,7 @@ def _claim_diff(claimed: dict[str, int], computed: dict[str, int]) -> str:
     )
 
 
-def _transfers_text(items: list[tuple[str, str, int]]) -> str:
+def _transfers_text(items: list[_Key]) -> str:
     return ", ".join(f"{a}->{b} {n}" for a, b, n in items)
 
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from mypy_extensions import mypyc_attr
+
 Kind = Literal["violation", "discrepancy", "integrity"]
 VIOLATION: Kind = "violation"
 DISCREPANCY: Kind = "discrepancy"
 INTEGRITY: Kind = "integrity"
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled (setup.py): copies, pickles as is
 @dataclass(frozen=True, slots=True)
 class Finding:
     seq: int

@@ -26,12 +26,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from mypy_extensions import mypyc_attr
+
 from ..events.timestamps import ts_millis
 from .findings import DISCREPANCY, INTEGRITY, VIOLATION, Finding, Halt, Kind
 
 Event = dict[str, Any]
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled (setup.py): copies, pickles as is
 @dataclass(slots=True)
 class Transfer:
     """One chip movement the replay computes (RULES.md C-CLAIM)."""
@@ -62,6 +65,12 @@ class GameContext:
     ts_ms: int = 0
     findings: list[Finding] = field(default_factory=list)
     transfers: list[Transfer] = field(default_factory=list)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copy and pickle as a call of the class (a compiled build's native class cannot
+        be rebuilt otherwise; Variant.__reduce__)."""
+        return (GameContext, (self.game_id, self.seats, self.dealer, self.stake, self.seq,
+                              self.ts_ms, self.findings, self.transfers))
 
     def seat_of(self, player: str) -> int | None:
         try:
@@ -106,12 +115,37 @@ class Variant(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        types = getattr(cls, "event_types", frozenset())
+        types: frozenset[str] = getattr(cls, "event_types", frozenset())
         cls._handlers = {t: getattr(cls, "apply_" + t) for t in types if hasattr(cls, "apply_" + t)}
 
-    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+    def __init__(self, ctx: GameContext | None = None, rules: Mapping[str, Any] | None = None) -> None:
+        if ctx is None:  # a bare instance, for __reduce__
+            return
         self.ctx = ctx
-        self.config = self.read_config(rules)
+        self.config = self.read_config(rules if rules is not None else {})
+
+    # -- copy and pickle ---------------------------------------------------------------------
+    # A compiled build (setup.py) makes the variants mypyc native classes, which have no
+    # __dict__ and which copy and pickle cannot rebuild by themselves: a state is rebuilt
+    # as a bare instance (no arguments: __init__ does nothing) given every attribute set.
+    # The same code serves the plain-Python build, so both copy alike (:meth:`can`).
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (), self.__getstate__())
+
+    def __getstate__(self) -> dict[str, Any]:
+        cls = type(self)
+        names: tuple[str, ...] | None = getattr(cls, "__mypyc_attrs__", None)  # compiled
+        if names is None:
+            names = tuple(n for c in cls.__mro__ for n in getattr(c, "__slots__", ()))
+        state = dict(getattr(self, "__dict__", {}))
+        for name in names:
+            if name not in state and name != "__dict__" and hasattr(self, name):
+                state[name] = getattr(self, name)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     # -- configuration -----------------------------------------------------------------
     def read_config(self, rules: Mapping[str, Any]) -> dict[str, Any]:

@@ -6,8 +6,8 @@ possible discard it runs the meld-partition search, about 1 ms per turn — most
 simulated game's cost, spent on hands that are nowhere near going out. A declaration
 needs every card but the discard in a meld, so a hand holding two cards that cannot be
 in *any* meld (no set mates and no run window, even with all its jokers) has none.
-:func:`install` puts that test in front of the state's ``find_declaration`` (an instance
-attribute, so only this game's state changes); when the test passes the engine's own
+:func:`install` puts that test in front of the state's ``find_declaration`` (as its
+``declaration_finder``, so only this game's state changes); when the test passes the engine's own
 search runs as before. The test is a necessary condition only, so the moves are
 exactly the engine's (``tests/test_sim_fastpaths.py`` checks this on random hands).
 """
@@ -294,7 +294,7 @@ class MeldFeasibility:
 
 def install(state: Any) -> None:
     """Install the fast paths that apply to ``state``'s variant (no-op for others)."""
-    if getattr(state, "name", "") == "classic" and hasattr(state, "find_declaration"):
+    if getattr(state, "name", "") == "classic" and hasattr(state, "declaration_finder"):
         def find_declaration(seat: int) -> dict[str, Any] | None:
             hand = state.hands[seat]
             lonely = isolated_list(hand)
@@ -335,7 +335,7 @@ def install(state: Any) -> None:
                             "discard": format_card(d)}
             return None
 
-        state.find_declaration = find_declaration
+        state.declaration_finder = find_declaration
 
 
 __all__ = ["install", "isolated_cards"]

@@ -272,6 +272,7 @@ def _edges(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 LOGS = sorted(DATA.glob("*.jsonl"))
 
 
+@pytest.mark.pure_source  # monkeypatches the engine's classes, or reads vars()
 @pytest.mark.parametrize("path", LOGS, ids=[p.stem for p in LOGS])
 def test_classic_rule_logs_replay_the_same_without_the_shortcuts(path, monkeypatch):
     events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
@@ -283,6 +284,7 @@ def test_classic_rule_logs_replay_the_same_without_the_shortcuts(path, monkeypat
     assert [_everything(g, True) for g in games.values()] == fast
 
 
+@pytest.mark.pure_source  # monkeypatches the engine's classes, or reads vars()
 def test_mutated_games_replay_the_same_without_the_shortcuts(monkeypatch):
     base = [play("classic", ["ann", "bob", "cy", "dee"][: 2 + seed % 3], seed=seed,
                  game_id=f"m{seed}", max_events=2000) for seed in range(6)]
@@ -295,6 +297,7 @@ def test_mutated_games_replay_the_same_without_the_shortcuts(monkeypatch):
     assert [_everything(g, False) for g in games] == fast
 
 
+@pytest.mark.pure_source  # monkeypatches the engine's classes, or reads vars()
 def test_classic_state_copies_and_pickles_with_its_slots():
     events = play("classic", ["ann", "bob"], seed=3, game_id="s3", max_events=2000)
     state = replay(events).state

@@ -65,7 +65,7 @@ def test_pruned_declaration_search_equals_the_engine() -> None:
                 st.taken[taken] = 1
                 st.before_take[taken] = hand[taken] - 1
         fastpaths.install(fast)
-        assert isinstance(fast.find_declaration, types.FunctionType)
+        assert isinstance(fast.declaration_finder, types.FunctionType)
         want = plain.find_declaration(0)
         assert fast.find_declaration(0) == want
         found += want is not None

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ...events.cards import JOKER, format_card, format_cards, parse_card, parse_cards
@@ -121,15 +121,18 @@ class ClassicRummy(CardTable):
     #: a shared-key array: each game would then build a full dict (1.6 kB, kept with the
     #: record) and every move would read and write its attributes through it
     __slots__ = (
-        "before_take", "declared", "drawn", "drawn_stock", "first_move", "first_player",
+        "before_take", "declaration_finder", "declared", "drawn", "drawn_stock", "first_move",
+        "first_player",
         "fresh_breach_seen", "fresh_pending", "fresh_votes", "had_turn", "last_discarder",
         "left", "meld_rules", "moved", "over", "pot", "removed",
         "stakes_paid", "strikes", "taken", "turn_actor", "turn_deadline", "turn_start",
         "unanimous_fresh", "win_how", "winner",
     )
 
-    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+    def __init__(self, ctx: GameContext | None = None, rules: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, rules)
+        if ctx is None:  # a bare instance, for Variant.__reduce__
+            return
         if not 2 <= self.n <= 6:
             ctx.integrity("LOG-GAME", f"classic is for 2-6 players, this game seats {self.n}")
         self._check_config()
@@ -160,6 +163,10 @@ class ClassicRummy(CardTable):
         #: (CL-TIMER: _deadline(current)), set with it.
         self.turn_actor: str | None = None
         self.turn_deadline = 0
+        #: a faster search with the same answers as :meth:`find_declaration`'s own
+        #: (the simulator's, sim/fastpaths.py); an attribute, not a replaced method, as a
+        #: compiled build's classes allow no per-instance methods
+        self.declaration_finder: Callable[[int], dict[str, Any] | None] | None = None
         self._reset_turn_state()
 
     def _check_config(self) -> None:
@@ -379,9 +386,10 @@ class ClassicRummy(CardTable):
                 self._late(seat)
             self.moved = True
         else:
-            seat = self._enter_move(event)
-            if seat is None:
+            entered = self._enter_move(event)
+            if entered is None:
                 return
+            seat = entered
         p = event["payload"]
         codes = p["cards"]
         try:
@@ -474,9 +482,10 @@ class ClassicRummy(CardTable):
             self.last_discarder = seat
             self._start_turn(self.next_active(seat), ts_ms)
             return
-        seat = self._enter_move(event)
-        if seat is None:
+        entered = self._enter_move(event)
+        if entered is None:
             return
+        seat = entered
         card = parse_card(event["payload"]["card"])
         if seat != self.current:  # the second discard of a finished turn (CL-DISCARD above)
             self.take_from_hand(seat, card)
@@ -779,7 +788,10 @@ class ClassicRummy(CardTable):
         return moves
 
     def find_declaration(self, seat: int) -> dict[str, Any] | None:
-        """A valid Rummy declaration for ``seat`` now, if the hand has one."""
+        """A valid Rummy declaration for ``seat`` now, if the hand has one (by
+        :attr:`declaration_finder` when one is set)."""
+        if self.declaration_finder is not None:
+            return self.declaration_finder(seat)
         hand = self.hands[seat]
         natural_only = not self.config["long_run_allows_joker"]
         for d in range(51, -1, -1):

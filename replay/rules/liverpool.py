@@ -219,8 +219,10 @@ class Liverpool(CardTable):
         "max_buys": -1,
     }
 
-    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+    def __init__(self, ctx: GameContext | None = None, rules: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, rules)
+        if ctx is None:  # a bare instance, for Variant.__reduce__
+            return
         if not 2 <= self.n <= 8:
             ctx.integrity("LOG-GAME", f"liverpool is for 2-8 players, this game seats {self.n}")
         if self.config["max_buys"] < -1:
@@ -370,9 +372,9 @@ class Liverpool(CardTable):
     def _enter(self, event: Event) -> int | None:
         """Checks shared by the turn moves (draw, lay down, lay off, discard); returns the
         acting seat, or None when the move cannot be applied."""
-        seat = self.current
-        if seat >= 0 and event["actor"] == self.ctx.seats[seat]:
-            return seat  # the player in turn (in a round, active): the hot path
+        current = self.current
+        if current >= 0 and event["actor"] == self.ctx.seats[current]:
+            return current  # the player in turn (in a round, active): the hot path
         seat = self.actor_seat(event)
         if seat is None:
             return None
@@ -1018,19 +1020,19 @@ def _extend(picked: list[_Internal], nat: list[int], wild_cards: list[int], tota
     left = total
     melds: list[list[Any]] = []
     wilds = list(wild_cards)
-    for m in picked:
-        if m[0] == "set":
-            _, rank, naturals, need = m
+    for plan in picked:
+        if plan[0] == "set":
+            _, rank, naturals, need = plan
             _take(nat, naturals, 1)
             used = [wilds.pop() for _ in range(need)]
             melds.append(["set", rank, list(naturals), used])
             left -= len(naturals) + need
         else:
-            _, suit, lo, slots = m
+            _, suit, lo, slots = plan
             _take(nat, slots, 1)
             melds.append(["run", suit, lo, list(slots)])
             left -= len(slots)
-    run_wilds = [w for m in picked if m[0] == "run" for w in [m[3].count(_WILD)]]
+    run_wilds = [w for plan in picked if plan[0] == "run" for w in [plan[3].count(_WILD)]]
     run_wild_codes = [[wilds.pop() for _ in range(k)] for k in run_wilds]
     for m in melds:
         if m[0] == "set":

@@ -47,6 +47,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from mypy_extensions import mypyc_attr
+
 from ...events.cards import (
     JOKER,
     NCARDS,
@@ -70,6 +72,7 @@ class MeldError(ValueError):
         self.message = message
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled (setup.py): copies, pickles as is
 @dataclass(frozen=True, slots=True)
 class MeldRules:
     """What a variant accepts as a meld."""
@@ -83,6 +86,7 @@ class MeldRules:
     set_min_naturals: int = 1
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled (setup.py): copies, pickles as is
 @dataclass(slots=True)
 class Meld:
     """A meld on the table (or in a declaration), with what each card stands for.
@@ -570,7 +574,10 @@ def _take_wild(hand: list[int], wild_cards: list[int]) -> int | None:
     return None
 
 
-def _search(hand, wild_cards, nwild, rules, need_long, long_wild_ok, melds):
+def _search(
+    hand: list[int], wild_cards: list[int], nwild: int, rules: MeldRules, need_long: int,
+    long_wild_ok: bool, melds: list[tuple[str, list[int]]],
+) -> list[tuple[str, list[int]]] | None:
     first = next((c for c in range(52) if hand[c] > 0 and c not in rules.wild), None)
     if first is None:
         if nwild:
@@ -671,7 +678,9 @@ def _search(hand, wild_cards, nwild, rules, need_long, long_wild_ok, melds):
     return None
 
 
-def _place_wilds(hand, wild_cards, rules, melds):
+def _place_wilds(
+    hand: list[int], wild_cards: list[int], rules: MeldRules, melds: list[tuple[str, list[int]]]
+) -> list[tuple[str, list[int]]] | None:
     """Attach leftover wilds to melds that can take them (runs at either end, sets);
     on failure every wild taken is given back, so the caller's hand stays intact."""
     out = [(k, list(cs)) for k, cs in melds]

@@ -143,10 +143,12 @@ class Michigan(Variant):
         "three_in_one": False,
     }
 
-    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+    def __init__(self, ctx: GameContext | None = None, rules: Mapping[str, Any] | None = None) -> None:
         # A null rule value is "not set" (``deals`` has no number to write): the shared
         # Variant.read_config applies the default, as for a missing key.
         super().__init__(ctx, rules)
+        if ctx is None:  # a bare instance, for Variant.__reduce__
+            return
         n = len(ctx.seats)
         self.n = n
         if not 3 <= n <= 8:

@@ -103,6 +103,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, ClassVar
 
+from mypy_extensions import mypyc_attr
+
 from ...events.cards import (
     JOKER,
     NCARDS,
@@ -184,7 +186,7 @@ def split_evenly(amount: int, seats: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def chip_payments(
-    scores: Mapping[int, int], ratio: int, stacks: Mapping[int, int] | None = None
+    scores: Mapping[int, int], ratio: int, stacks: Sequence[int] | Mapping[int, int] | None = None
 ) -> list[tuple[int, int, int]]:
     """R5-CHIPS: ``(payer, payee, amount)`` for one round.
 
@@ -216,6 +218,7 @@ def chip_payments(
 # --- the table ---------------------------------------------------------------------------
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled (setup.py): copies, pickles as is
 @dataclass(slots=True)
 class TableMeld:
     """A meld on the table: its cards (with what each stands for), who put each card
@@ -242,8 +245,10 @@ class Rummy500(CardTable):
         "chip_ratio": 1,
     }
 
-    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+    def __init__(self, ctx: GameContext | None = None, rules: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, rules)
+        if ctx is None:  # a bare instance, for Variant.__reduce__
+            return
         if not 2 <= self.n <= 4:
             ctx.integrity("LOG-GAME", f"r500 is for 2-4 players, this game seats {self.n}")
         self._check_config()

@@ -90,8 +90,10 @@ class CardTable(Variant):
     #: of players still in), so the sorted deck can be cached per configuration
     deck_from_config: ClassVar[bool] = False
 
-    def __init__(self, ctx: GameContext, rules: Mapping[str, Any]) -> None:
+    def __init__(self, ctx: GameContext | None = None, rules: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, rules)
+        if ctx is None:  # a bare instance, for Variant.__reduce__
+            return
         n = len(ctx.seats)
         self.n = n
         #: player id -> seat (the first seat, as ``list.index`` would say; GameCreated
