@@ -183,87 +183,91 @@ class GameEngine:
         self.events_read += 1
         if self.halted:
             return
-        seq = event["seq"]
-        # The first event (game_id still "") and any seq or game out of line take the
-        # checks; a first event whose game_id is "" and seq 0 gets the same state here.
-        if seq == self.next_seq and event["game_id"] == self.game_id:
-            self.next_seq = seq + 1
-        elif not self._check_order(event, seq):
-            return
-        ids = self._event_ids
-        if ids is not None:
-            try:  # a subscript, not .get: a method call per event costs more (no miss here)
-                event_id = event["event_id"]
-            except KeyError:
-                event_id = None
-            known = len(ids)
-            ids.add(event_id)  # one hash look-up, not two (`in`, then `add`)
-            # not grown: an id already seen (None, from a direct caller's events, is no id)
-            if len(ids) == known and event_id is not None:
-                self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
-                              "event of this game (event ids are unique)")
-        if self.verify_hashes:
-            try:  # subscripts, as for event_id
-                claimed = event["hash"]
-                linked = event["prev_hash"] == self.prev_hash
-            except KeyError:
-                claimed, linked = event.get("hash"), False
-            if (  # the common case of _check_chain: the chain goes on, nothing to report
-                linked and self.chained and claimed is not None and "upcast_from" not in event
-            ):
-                if self._hash_of(event) != claimed:
-                    self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
-                self.prev_hash = claimed
-            else:
-                self._check_chain(event, seq)
-        elif self.chained is None:
-            self.chained = event.get("hash") is not None
-        folded = event  # what is folded: the event, or its upcast to the current version
-        try:  # (handler, engine's own?, current version); a subscript, as for event_id
-            entry: _Entry | None = self._handlers[event["type"]]
-        except KeyError:
-            entry = None
-        if entry is None or event["v"] != entry[2]:  # not the common case: version checks
-            current = CURRENT_VERSION.get(event["type"])
-            if event["v"] != current:
-                if type(event["v"]) is not int:  # "2", null: no version (a direct caller's)
-                    self._breach(event, seq)
-                    return
-                if current is None or not 0 < event["v"] < current:
-                    self._unreadable(event, seq, current)
-                    return
-                try:
-                    folded = upcast(event)
-                except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-                    # an older-version event that breaks the contract: the same LOG-EVENT
-                    # halt as a current-version one, never an exception (EVENTS.md: v1 and
-                    # v2 say the same thing, so they must be judged the same)
-                    self._breach(event, seq)
-                    return
-        ctx = self.ctx
-        try:
-            if ctx is None:
-                self._start(folded)
-            else:
-                ctx.seq = seq
-                ts = folded["ts"]
-                try:  # ts_millis(ts), inlined: a call per event costs as much as its look-ups
-                    ctx.ts_ms = _MINUTE_MS[ts[:16]] + _SECOND_MS[ts[17:19]] + _MILLI_MS[ts[20:23]]
-                except KeyError:  # a minute not yet in the table, or not plain digits
-                    ctx.ts_ms = ts_millis(ts)
-                if entry is None:
-                    self.variant.apply(folded)  # type: ignore[union-attr]  # reports LOG-EVENT
+        try:  # an event that breaks the contract raises in here: see the except below
+            seq = event["seq"]
+            # The first event (game_id still "") and any seq or game out of line take the
+            # checks; a first event whose game_id is "" and seq 0 gets the same state here.
+            if seq == self.next_seq and event["game_id"] == self.game_id:
+                self.next_seq = seq + 1
+            elif not self._check_order(event, seq):
+                return
+            ids = self._event_ids
+            if ids is not None:
+                try:  # a subscript, not .get: a method call per event costs more (no miss here)
+                    event_id = event["event_id"]
+                except KeyError:
+                    event_id = None
+                known = len(ids)
+                ids.add(event_id)  # one hash look-up, not two (`in`, then `add`)
+                # not grown: an id already seen (None, from a direct caller's events, is no id)
+                if len(ids) == known and event_id is not None:
+                    self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
+                                  "event of this game (event ids are unique)")
+            if self.verify_hashes:
+                try:  # subscripts, as for event_id
+                    claimed = event["hash"]
+                    linked = event["prev_hash"] == self.prev_hash
+                except KeyError:
+                    claimed, linked = event.get("hash"), False
+                if (  # the common case of _check_chain: the chain goes on, nothing to report
+                    linked and self.chained and claimed is not None and "upcast_from" not in event
+                ):
+                    if self._hash_of(event) != claimed:
+                        self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
+                    self.prev_hash = claimed
                 else:
-                    entry[0](self if entry[1] else self.variant, folded)
-        except Halt as halt:
-            self._halt(seq, halt.rule, halt.message)
+                    self._check_chain(event, seq)
+            elif self.chained is None:
+                self.chained = event.get("hash") is not None
+            folded = event  # what is folded: the event, or its upcast to the current version
+            try:  # (handler, engine's own?, current version); a subscript, as for event_id
+                entry: _Entry | None = self._handlers[event["type"]]
+            except KeyError:
+                entry = None
+            if entry is None or event["v"] != entry[2]:  # not the common case: version checks
+                current = CURRENT_VERSION.get(event["type"])
+                if event["v"] != current:
+                    if type(event["v"]) is not int:  # "2", null: no version (a direct caller's)
+                        self._breach(event, seq)
+                        return
+                    if current is None or not 0 < event["v"] < current:
+                        self._unreadable(event, seq, current)
+                        return
+                    try:
+                        folded = upcast(event)
+                    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                        # an older-version event that breaks the contract: the same LOG-EVENT
+                        # halt as a current-version one, never an exception (EVENTS.md: v1 and
+                        # v2 say the same thing, so they must be judged the same)
+                        self._breach(event, seq)
+                        return
+            ctx = self.ctx
+            try:
+                if ctx is None:
+                    self._start(folded)
+                else:
+                    ctx.seq = seq
+                    ts = folded["ts"]
+                    try:  # ts_millis(ts), inlined: a call per event costs as much as its look-ups
+                        ctx.ts_ms = _MINUTE_MS[ts[:16]] + _SECOND_MS[ts[17:19]] + _MILLI_MS[ts[20:23]]
+                    except KeyError:  # a minute not yet in the table, or not plain digits
+                        ctx.ts_ms = ts_millis(ts)
+                    if entry is None:
+                        self.variant.apply(folded)  # type: ignore[union-attr]  # reports LOG-EVENT
+                    else:
+                        entry[0](self if entry[1] else self.variant, folded)
+            except Halt as halt:
+                self._halt(seq, halt.rule, halt.message)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             # Only an event that breaks the contract gets here (the project's readers
-            # validate at the edge; a direct caller of replay() may not): say so and halt.
+            # validate at the edge; a direct caller of replay() may not): say so and halt,
+            # whether its envelope or its payload broke it (a compiled build checks the
+            # types its code names, so it may be told where the plain one reads on).
             # A valid event that raises is a bug of ours, and is raised.
             if _contract_breach(event) is None:
                 raise
-            self._breach(event, seq)
+            at = event.get("seq")
+            self._breach(event, at if type(at) is int and at >= 0 else self.next_seq)
             return
         if self.observer is not None and not self.halted:
             self.observer(self, folded)
@@ -273,7 +277,7 @@ class GameEngine:
         :func:`replay` or read from a store line edited behind ingest's back: a LOG-EVENT
         halt that says why (the state cannot follow an event it cannot read)."""
         reason = _contract_breach(event) or "its payload cannot be upcast"
-        self._halt(seq, "LOG-EVENT", f"{event['type']} v{event['v']} is not a valid "
+        self._halt(seq, "LOG-EVENT", f"{event.get('type')} v{event.get('v')} is not a valid "
                    f"event ({reason}); the replay cannot follow it")
 
     def _unreadable(self, event: Event, seq: int, current: int | None) -> None:

@@ -116,6 +116,46 @@ def test_compiled_states_copy_and_pickle() -> None:
             assert type(other) is type(state) and other.snapshot() == state.snapshot()
 
 
+_GARBAGE = """
+import copy, json, sys
+from rummyguard.events.hashing import chain
+from rummyguard.replay.engine import replay
+from rummyguard.sim.driver import play
+base = chain(play("classic", ["ann", "bob"], seed=3, game_id="g3"))
+raised, halted = [], 0
+for i in (0, 1, 4, 7, 20):
+    for key in ("seq", "hash", "prev_hash", "event_id", "ts", "game_id", "type", "v", "actor",
+                "payload"):
+        for value in (None, 1, "x", 2.5, True, [], {}, -1, 2**60):
+            events = copy.deepcopy(base)
+            events[i][key] = value
+            for verify_hashes in (True, False):
+                try:
+                    record = replay(events, verify_hashes=verify_hashes)
+                except Exception as exc:
+                    raised.append(f"{i} {key}={value!r}: {exc!r}")
+                else:
+                    halted += record.halted
+print(json.dumps({"raised": raised, "halted": halted}))
+"""
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["as-installed", "sources"])
+def test_an_envelope_that_breaks_the_contract_never_raises(pure: bool) -> None:
+    """A direct caller of replay() may pass events no reader would (wrong types in any
+    envelope field): each build reports them as findings and never raises. The two
+    builds may word such a breach differently (a compiled build checks the types its
+    code names, so it halts with LOG-EVENT where the plain one may read on): events that
+    keep the contract, everything the readers pass on, give identical output (above)."""
+    env = {k: v for k, v in os.environ.items() if k != "RUMMYGUARD_PURE"}
+    if pure:
+        env["RUMMYGUARD_PURE"] = "1"
+    out = subprocess.run([sys.executable, "-c", _GARBAGE], env=env, capture_output=True,
+                         check=True, timeout=600)
+    result = orjson.loads(out.stdout)
+    assert result["raised"] == [] and result["halted"] > 50
+
+
 # -- the guard, on a package tree of empty files (only names and hashes matter to it) ----
 def _tree(tmp_path: Path, built: tuple[str, ...] = MODULES, manifest: bool = True) -> Path:
     root = tmp_path / "pkg"
