@@ -44,8 +44,21 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__, _compiled
+
+        typer.echo(f"rummyguard {__version__} (engine: {_compiled.STATUS})")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True,
+        help="Print the version and whether the engine runs compiled (setup.py), then exit.",
+    ),
+) -> None:
     """Keeps rummyguard a command group even while it has a single command."""
 
 

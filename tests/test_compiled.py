@@ -64,6 +64,13 @@ def test_the_build_is_used_and_pure_runs_the_sources() -> None:
 
 
 @needs_build
+def test_version_says_which_engine_runs() -> None:
+    compiled, pure = _run(["--version"], pure=False), _run(["--version"], pure=True)
+    assert compiled.stdout.decode().strip() == f"rummyguard {rummyguard.__version__} (engine: compiled)"
+    assert pure.stdout.decode().strip().endswith("(engine: plain Python: RUMMYGUARD_PURE is set)")
+
+
+@needs_build
 def test_verify_of_every_rule_log_is_byte_identical_to_the_sources() -> None:
     """The rule logs of every variant: the findings, messages and results."""
     assert len(RULE_LOGS) >= 85
