@@ -13,13 +13,15 @@ a C compiler fails, the package installs as plain Python (about 1.3x slower repl
 benchmarks/RESULTS.md) and says so in the install log.
 
 mypy names a module after its path, and this repository's root *is* the package
-``rummyguard`` (pyproject.toml's package-dir), so the sources are handed to mypyc
-through a link named ``rummyguard`` under ``build/``.
+``rummyguard`` (pyproject.toml's package-dir), so mypyc is given a copy of the package's
+Python files in ``build/mypyc-src/rummyguard/`` (the compiled modules' tracebacks point
+there).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -47,6 +49,9 @@ def _clear_old_build() -> None:
             old.unlink()
 
 
+#: the package's directories (pyproject.toml's packages), relative to the root
+_PACKAGES = ("events", "replay", "replay/rules", "sim", "fraud", "cli")
+
 #: the setup.py commands that build (pip's build hooks run setup.py for metadata too,
 #: which must not compile anything)
 _BUILDS = {"bdist_wheel", "editable_wheel", "build", "build_ext", "develop", "install"}
@@ -63,15 +68,18 @@ def _extensions() -> list:
     except ImportError as exc:
         _warn(f"mypyc is not available ({exc})")
         return []
-    link_dir = ROOT / "build" / "mypyc-src"
-    link_dir.mkdir(parents=True, exist_ok=True)
-    link = link_dir / "rummyguard"
-    if not link.is_symlink():
-        link.symlink_to(ROOT, target_is_directory=True)
+    # a copy of the package's Python files (not a link: a link to the root inside the
+    # root is a loop for anything that walks the tree)
+    copy = ROOT / "build" / "mypyc-src" / "rummyguard"
+    shutil.rmtree(copy, ignore_errors=True)
+    for package in ("", *_PACKAGES):
+        (copy / package).mkdir(parents=True, exist_ok=True)
+        for source in (ROOT / package).glob("*.py"):
+            shutil.copy2(source, copy / package / source.name)
     here = os.getcwd()
     os.chdir(ROOT)  # mypy reads its settings ([tool.mypy]) from here
     try:
-        paths = [str(link.relative_to(ROOT) / (m.replace(".", "/") + ".py")) for m in MODULES]
+        paths = [str(copy.relative_to(ROOT) / (m.replace(".", "/") + ".py")) for m in MODULES]
         extensions = mypycify(paths, opt_level="3", group_name="rummyguard.native")
         (ROOT / MANIFEST).write_bytes(_manifest_bytes(source_hashes(ROOT)))
         return extensions
