@@ -40,8 +40,9 @@ def _warn(message: str) -> None:
 
 
 def _clear_old_build() -> None:
-    """Remove what an earlier in-place build left: a module this build fails to compile
-    must not keep an old extension beside a manifest that vouches for its new source."""
+    """Remove what an earlier in-place build left (before an in-place build only: a wheel
+    built from this tree leaves the tree's own build alone): a module this build fails to
+    compile must not keep an old extension beside a manifest that vouches for its source."""
     (ROOT / MANIFEST).unlink(missing_ok=True)
     for name in (*MODULES, "native__mypyc"):
         base = ROOT / name.replace(".", "/")
@@ -53,14 +54,18 @@ def _clear_old_build() -> None:
 _PACKAGES = ("events", "replay", "replay/rules", "sim", "fraud", "cli")
 
 #: the setup.py commands that build (pip's build hooks run setup.py for metadata too,
-#: which must not compile anything)
+#: which must not compile anything), and those that build into this tree
 _BUILDS = {"bdist_wheel", "editable_wheel", "build", "build_ext", "develop", "install"}
+_IN_PLACE = {"editable_wheel", "develop", "--inplace", "-i"}
+#: module -> SHA-256 of the source compiled (the manifest, written beside the build)
+_COMPILED: dict[str, str] = {}
 
 
 def _extensions() -> list:
     if not _BUILDS & set(sys.argv[1:]):
         return []
-    _clear_old_build()
+    if _IN_PLACE & set(sys.argv[1:]):
+        _clear_old_build()
     if os.environ.get("RUMMYGUARD_PURE"):
         return []
     try:
@@ -81,7 +86,7 @@ def _extensions() -> list:
     try:
         paths = [str(copy.relative_to(ROOT) / (m.replace(".", "/") + ".py")) for m in MODULES]
         extensions = mypycify(paths, opt_level="3", group_name="rummyguard.native")
-        (ROOT / MANIFEST).write_bytes(_manifest_bytes(source_hashes(ROOT)))
+        _COMPILED.update(source_hashes(copy))
         return extensions
     except (Exception, SystemExit) as exc:  # mypy reports a type error by SystemExit
         _warn(f"mypyc could not compile the engine ({exc!r})")
@@ -110,6 +115,15 @@ class OptionalBuildExt(build_ext):
             super().run()
         except Exception as exc:
             _warn(f"the C build failed ({exc!r})")
+            return
+        # the manifest goes where the extensions went: the wheel's tree, and this tree too
+        # when the build is in place (an editable install)
+        targets = [Path(self.build_lib) / "rummyguard"]
+        if self.inplace or getattr(self, "editable_mode", False):
+            targets.append(ROOT)
+        for target in targets:
+            target.mkdir(parents=True, exist_ok=True)
+            (target / MANIFEST).write_bytes(_manifest_bytes(_COMPILED))
 
     def build_extension(self, ext) -> None:  # type: ignore[no-untyped-def]
         try:
