@@ -9,8 +9,8 @@ plain Python, and a source edited after the build is run as plain Python until t
 build (``rummyguard/__init__.py``), so a compiled module is never stale.
 
 The build is optional. With ``RUMMYGUARD_PURE=1`` set at install time, or when mypyc or
-a C compiler fails, the package installs as plain Python (about 1.3x slower replay;
-benchmarks/RESULTS.md) and says so in the install log.
+a C compiler fails, the package installs as plain Python (about 1.2x slower replay;
+benchmarks/RESULTS.md); the install log (pip -v) and `rummyguard --version` say so.
 
 mypy names a module after its path, and this repository's root *is* the package
 ``rummyguard`` (pyproject.toml's package-dir), so mypyc is given a copy of the package's
