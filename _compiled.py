@@ -47,17 +47,23 @@ MANIFEST = "native.json"
 STATUS = "plain Python"
 
 
+def module_base(root: Path, name: str) -> Path:
+    """Where module ``name`` lives under ``root`` (the package directory), less its
+    suffix: ``.py`` for the source, an extension suffix for the compiled module."""
+    return root / name.replace(".", "/")
+
+
 def source_hashes(root: Path) -> dict[str, str]:
     """module -> SHA-256 of its source under ``root`` (the package directory)."""
     return {
-        name: hashlib.sha256((root / (name.replace(".", "/") + ".py")).read_bytes()).hexdigest()
+        name: hashlib.sha256(module_base(root, name).with_suffix(".py").read_bytes()).hexdigest()
         for name in MODULES
     }
 
 
 def _built(root: Path, name: str) -> bool:
-    base = root / name.replace(".", "/")
-    return any(Path(str(base) + suffix).exists() for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+    base = str(module_base(root, name))
+    return any(Path(base + suffix).exists() for suffix in importlib.machinery.EXTENSION_SUFFIXES)
 
 
 def _why_plain(root: Path) -> str | None:
@@ -105,7 +111,7 @@ def install(package: str, root: Path) -> str:
         return STATUS
     if why:
         STATUS = f"plain Python: {why}"
-        sources = {f"{package}.{name}": root / (name.replace(".", "/") + ".py") for name in MODULES}
+        sources = {f"{package}.{name}": module_base(root, name).with_suffix(".py") for name in MODULES}
         sys.meta_path.insert(0, _SourceFinder(sources))
         if not os.environ.get("RUMMYGUARD_PURE"):
             warnings.warn(f"rummyguard's compiled engine is not used: {why}", RuntimeWarning,

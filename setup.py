@@ -30,7 +30,7 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from _compiled import MANIFEST, MODULES, source_hashes  # noqa: E402  (shared with the guard)
+from _compiled import MANIFEST, MODULES, module_base, source_hashes  # noqa: E402  (shared with the guard)
 
 sys.path.pop(0)
 
@@ -45,7 +45,7 @@ def _clear_old_build() -> None:
     compile must not keep an old extension beside a manifest that vouches for its source."""
     (ROOT / MANIFEST).unlink(missing_ok=True)
     for name in (*MODULES, "native__mypyc"):
-        base = ROOT / name.replace(".", "/")
+        base = module_base(ROOT, name)
         for old in base.parent.glob(base.name + ".*.so"):
             old.unlink()
 
@@ -84,7 +84,7 @@ def _extensions() -> list:
     here = os.getcwd()
     os.chdir(ROOT)  # mypy reads its settings ([tool.mypy]) from here
     try:
-        paths = [str(copy.relative_to(ROOT) / (m.replace(".", "/") + ".py")) for m in MODULES]
+        paths = [str(module_base(copy.relative_to(ROOT), m).with_suffix(".py")) for m in MODULES]
         extensions = mypycify(paths, opt_level="3", group_name="rummyguard.native")
         _COMPILED.update(source_hashes(copy))
         return extensions

@@ -33,18 +33,22 @@ needs_build = pytest.mark.skipif(
 )
 
 
-def _run(args: list[str], pure: bool, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+def _env(pure: bool) -> dict[str, str]:
+    """This environment, with the plain-Python engine forced (pure) or as installed."""
     env = {k: v for k, v in os.environ.items() if k != "RUMMYGUARD_PURE"}
     if pure:
         env["RUMMYGUARD_PURE"] = "1"
+    return env
+
+
+def _run(args: list[str], pure: bool) -> subprocess.CompletedProcess[bytes]:
+    env = _env(pure)
     return subprocess.run([sys.executable, "-m", "rummyguard.cli", *args], env=env,
-                          capture_output=True, cwd=cwd, timeout=600)
+                          capture_output=True, timeout=600)
 
 
 def _module_files(pure: bool) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "RUMMYGUARD_PURE"}
-    if pure:
-        env["RUMMYGUARD_PURE"] = "1"
+    env = _env(pure)
     code = ("import importlib, json, rummyguard, rummyguard._compiled as c; "
             "print(json.dumps({m: importlib.import_module('rummyguard.' + m).__file__ "
             "for m in c.MODULES} | {'status': c.STATUS}))")
@@ -154,9 +158,7 @@ def test_an_envelope_that_breaks_the_contract_never_raises(pure: bool) -> None:
     builds may word such a breach differently (a compiled build checks the types its
     code names, so it halts with LOG-EVENT where the plain one may read on): events that
     keep the contract, everything the readers pass on, give identical output (above)."""
-    env = {k: v for k, v in os.environ.items() if k != "RUMMYGUARD_PURE"}
-    if pure:
-        env["RUMMYGUARD_PURE"] = "1"
+    env = _env(pure)
     out = subprocess.run([sys.executable, "-c", _GARBAGE], env=env, capture_output=True,
                          check=True, timeout=600)
     result = orjson.loads(out.stdout)
