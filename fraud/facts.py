@@ -15,7 +15,12 @@ tables (columns are documented in docs/fraud.md):
                   comparable situation — a free choice between equally useless cards);
                   the same two measured against what the seat is *publicly* known to hold
                   (the pile cards he took and still holds: ``pub_gain``, ``pub_tie_alt``,
-                  ``pub_flat``); whether that seat took it.
+                  ``pub_flat``); whether that seat took it. Classic only (session 12): at a
+                  decision where the discarder could have declared Rummy instead,
+                  ``out_held`` is 1 when he discarded (he held his Rummy back) and 0 on the
+                  declaration's own discard, with ``target_dist``, the seat's hidden meld
+                  distance then (soft play holds back while a partner is about to go out;
+                  a dumper throws the game). Null at every other decision.
 ``pickups``       one row per draw: the gain of what was taken, of the visible pile top,
                   and of the hidden stock top (the option no honest player can see).
 ``player_games``  one row per seated player: seat, result, net chips, deal strength,
@@ -84,6 +89,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("gain", pa.int8()), ("alt_gain", pa.float32()), ("keep_gain", pa.int8()),
         ("tie_alt", pa.float32()), ("tie_n", pa.int8()), ("pub_gain", pa.int8()),
         ("pub_tie_alt", pa.float32()), ("pub_flat", pa.bool_()), ("taken", pa.bool_()),
+        ("out_held", pa.int8()), ("target_dist", pa.int8()),
     ]),
     "pickups": pa.schema([
         ("game_id", pa.string()), ("seq", pa.int32()), ("player", pa.string()),
@@ -123,11 +129,17 @@ SCHEMAS: dict[str, pa.Schema] = {
     ]),
 }
 
+#: classic: the approximate meld distance (handeval.meld_distance) above which a hand is
+#: not searched for a Rummy declaration (see ``_Observer._declarable``)
+DECLARABLE_DIST = 5
+
 #: points a card left in hand costs, the same for every meld variant (2-9: 5, T-K: 10,
 #: aces and wild cards: 15) — a variant-neutral "how much is he holding"
 _POINTS = [5 if c // 4 < 8 else (10 if c // 4 < 12 else 15) for c in range(52)] + [15]
 
 TABLES = tuple(SCHEMAS)
+#: the place of ``taken`` in a discards row (set when the target draws the card)
+_TAKEN = SCHEMAS["discards"].names.index("taken")
 
 #: moves worth timing: a player's own decisions
 _MOVE_TYPES = frozenset({
@@ -227,6 +239,9 @@ class _Observer:
         self.table_id = ""
         self.stake = 0
         self.in_round = False
+        #: classic: the player in turn whose hand (after his draw, or his 15 dealt cards)
+        #: could be declared as a Rummy; his next discard is then a Rummy held back
+        self.could_out: str | None = None
         #: Michigan: what was due after the previous event (a start or a follow), i.e.
         #: before the current one — the engine shows the state after each event only
         self.mi_due: tuple[int, int, int] | None = None
@@ -340,20 +355,28 @@ class _Observer:
                 elif etype in _SHOWN_OUT:
                     self._forget(self.seat_index[actor], _SHOWN_OUT[etype](event["payload"]))
             self._move(event, actor, ts, think, hands, auto=False)
+            could = self.could_out == actor
+            self.could_out = None
             if hands is not None:
+                classic = self.variant == "classic"
                 if etype == "Drew":
                     self._pickup(event, actor, hands)
                 elif etype == "Discarded":
-                    self._discard(event, actor, parse_card(event["payload"]["card"]), hands)
+                    self._discard(event, actor, parse_card(event["payload"]["card"]), hands,
+                                  out_held=1 if classic and could else None)
                 elif etype == "DeclaredRummy":
                     # the declared melds left the hand with the discard: they were his
                     # options too (the hand after a declaration is empty)
                     self._discard(event, actor, parse_card(event["payload"]["discard"]), hands,
-                                  _meld_cards(event["payload"]))
+                                  _meld_cards(event["payload"]), out_held=0 if classic else None)
             elif etype == "CardPlayed" and self.variant == "michigan":
                 self._start(event, actor, st)
         if self.variant == "michigan":
             self.mi_due = st.due() if st.in_deal and not st.over else None
+        elif etype in ("Drew", "RoundStarted") and self.variant == "classic" and hands is not None:
+            self.could_out = self._declarable(st, hands)
+        elif etype == "AutoPlayed":
+            self.could_out = None
         if hands is not None:
             now = bool(getattr(st, "in_round", False))
             if self.in_round and not now:
@@ -434,13 +457,34 @@ class _Observer:
                 rows = self.sink.rows["discards"]
                 row = self.last_discard_rows.get(player)
                 if row is not None and row < len(rows):
-                    rows[row] = (*rows[row][:-1], True)
+                    r = rows[row]
+                    rows[row] = (*r[:_TAKEN], True, *r[_TAKEN + 1:])
+
+    def _declarable(self, st: Any, hands: list[list[int]]) -> str | None:
+        """The player in turn, if his hand now (15 cards: after his draw, or dealt to the
+        first player) holds a Rummy declaration by the engine's own rule
+        (``find_declaration``: melds, a long run, the card taken from the pile kept).
+
+        The engine's search runs only where the approximate meld distance is at most
+        :data:`DECLARABLE_DIST`: on 1,500 classic games of the training world, 1,617 of the
+        33,700 hands after a draw were declarable, 1 of them at distance 5 and none
+        beyond, while half the hands lie beyond 5 (the search is the costly part)."""
+        seat = getattr(st, "current", -1)
+        if seat is None or seat < 0 or seat >= len(hands) or sum(hands[seat]) != 15:
+            return None
+        hand = hands[seat]
+        if (self.dist(hand) > DECLARABLE_DIST or _loose_cards(hand) >= 2
+                or st.find_declaration(seat) is None):
+            return None
+        return self.seats[seat]
 
     def _discard(self, event: Event, player: str, card: int, hands: list[list[int]],
-                 melded: Iterable[int] = ()) -> None:
+                 melded: Iterable[int] = (), out_held: int | None = None) -> None:
         """Rows for one discard: the card's gain to every other active seat's hidden hand,
         against the discarder's options (all of them, and those worth as much to him).
-        ``melded``: cards that left the hand in the same move (a declaration's melds)."""
+        ``melded``: cards that left the hand in the same move (a declaration's melds).
+        ``out_held``: classic, a decision where he could have gone out (1: he discarded
+        instead, 0: he declared); then each row also gets the target's meld distance."""
         fam = self.fam
         assert fam is not None
         seat = self.seat_index[player]
@@ -485,8 +529,10 @@ class _Observer:
                 c1 = sum((pg[1][s] & tie[s]).bit_count() for s in range(4))
                 flat = c2 + c1 == 0 or c2 == tie_n or c1 == tie_n  # public info: no preference
             self.last_discard_rows[target] = len(rows)
+            tdist = min(self.dist(th), 127) if out_held is not None else None
             rows.append((self.game_id, event["seq"], player, target, off, card, gain, alt,
-                         keep_gain, tie_alt, tie_n, pub_gain, pub_tie, flat, False))
+                         keep_gain, tie_alt, tie_n, pub_gain, pub_tie, flat, False,
+                         out_held, tdist))
         self._forget(seat, [card])
 
     def _forget(self, seat: int, cards: list[int]) -> None:
@@ -633,6 +679,27 @@ class _Observer:
             for winner in sorted(gainers):
                 self.sink.add("chip_flows", self.game_id, last_seq, loser, winner,
                               loss * gainers[winner] / total, "pot")
+
+
+def _loose_cards(hand: list[int]) -> int:
+    """Cards no meld can hold (0 with a joker in hand: it pairs with anything): no other
+    card of the rank, no card of the suit within two ranks (the ace next to both the two
+    and the king). A declaration discards one card, so a hand with two cannot go out; a
+    cheap, exact test before the engine's search (deliberately generous: it only skips
+    hands that certainly fail)."""
+    if len(hand) > 52 and hand[52]:
+        return 0
+    loose = 0
+    for c in range(52):
+        if not hand[c]:
+            continue
+        r, suit = c >> 2, c & 3
+        if hand[c] > 1 or any(hand[r * 4 + t] for t in range(4) if t != suit):
+            continue
+        if any(hand[((r + d) % 13) * 4 + suit] for d in (-2, -1, 1, 2)):
+            continue
+        loose += 1
+    return loose
 
 
 def _meld_cards(payload: dict[str, Any]) -> list[int]:

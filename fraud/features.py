@@ -57,6 +57,12 @@ built on three discards is visibly thin:
   grow with consistent evidence and stay near 0 on thin evidence. The two-sample forms
   above compare with the same player's behaviour toward others, which vanishes for a
   pair that always sits together (DETECTION.md, round 3).
+- Rummies held back (pair, classic, session 12: ``hold_z``, ``hold_near_z``, ``hold_n``):
+  at a's decisions where he could have declared Rummy, how often he discarded instead with
+  b seated (``hold_z``) and with b within two cards of going out himself (``hold_near_z``:
+  soft play's "delay going out"), against a's own rate at his other such decisions,
+  shrunk toward the population's (weak players miss Rummies anywhere); a score statistic,
+  the stronger direction. ``hold_z`` is also the dumper's fourth lever in ``dump_z``.
 - Michigan starts, round 4 (player: ``mi_hb_z``, folded into ``hc_z`` in place of
   ``mi_reach_z``): how often he chose the very start a player who sees every hand picks,
   beyond the population's rate for starts that looked the same to him (DETECTION.md,
@@ -86,7 +92,8 @@ import polars as pl
 #: The definition of the feature tables below. Bump it whenever a feature's column set
 #: or meaning changes: the built-in model's shipped training tables (fraud/builtin.py)
 #: record the version they were computed with and are refused under another one.
-FEATURES_VERSION = 8  # 8: the facts audit (meld distance, offsets, public record, declarations)
+FEATURES_VERSION = 9  # 9: Rummies held back (hold_z, hold_near_z; dump_z's fourth lever)
+# 8: the facts audit (meld distance, offsets, public record, declarations)
 
 #: player-level feature columns (model inputs), in order
 PLAYER_FEATURES: tuple[str, ...] = (
@@ -109,7 +116,7 @@ PAIR_FEATURES: tuple[str, ...] = (
     "tie_t", "tie_n", "tie_any_t", "out_t", "out_n", "net_with", "lose_to", "auto_co",
     "fresh_co", "co_share", "throw_with",
     "tie_z", "tie_z_dir", "gain_z", "take_z", "take_z_dir", "collude_z", "hu_games", "lose_z",
-    "left_z", "throw_z", "dump_z",
+    "left_z", "throw_z", "dump_z", "hold_z", "hold_near_z", "hold_n",
 )
 
 _PLAYER_SQL = """
@@ -675,20 +682,54 @@ lzd AS (
     FROM pgw a JOIN pgw b ON a.game_id = b.game_id AND a.player <> b.player
     JOIN lrate r ON r.variant = a.variant AND r.n_seats = a.n_seats GROUP BY ALL
 ),
+-- Rummies held back, directed a -> b (classic, session 12): at a's decisions where he could
+-- have declared Rummy (discards.out_held: 1 he discarded instead, 0 he went out), his holds
+-- with b at the table (hold) and with b within two cards of going out himself (near: soft
+-- play's "delay going out"), against a's own hold rate at his other such decisions, shrunk
+-- toward the population's rate by 10 decisions (a weak player misses Rummies anywhere);
+-- a score statistic sum(held - p) / sqrt(sum p(1-p))
+ho AS (
+    SELECT game_id, seq, player AS a, target AS b, out_held AS h, target_dist <= 2 AS near
+    FROM fraud.discards WHERE out_held IS NOT NULL
+),
+ho1 AS (SELECT DISTINCT game_id, seq, a, h FROM ho),
+hpop AS (SELECT coalesce(avg(h), 0.05) AS p0 FROM ho1),
+hoa AS (SELECT a, count(*) AS n, sum(h) AS k FROM ho1 GROUP BY ALL),
+hoab AS (
+    SELECT a, b, count(*) AS n, sum(h) AS k, count(*) FILTER (WHERE near) AS nn,
+           coalesce(sum(h) FILTER (WHERE near), 0) AS kn
+    FROM ho GROUP BY ALL
+),
+hzd AS (
+    SELECT a, b, n AS hold_n, nn AS hold_near_n,
+           (k - n * p) / sqrt(greatest(n * p * (1 - p), 0.25)) AS hold_z,
+           (kn - nn * pn) / sqrt(greatest(nn * pn * (1 - pn), 0.25)) AS hold_near_z
+    FROM (SELECT x.*, (hoa.k - x.k + 10 * p0) / (hoa.n - x.n + 10) AS p,
+                 (hoa.k - x.kn + 10 * p0) / (hoa.n - x.nn + 10) AS pn
+          FROM hoab x JOIN hoa USING (a) CROSS JOIN hpop)
+),
 -- chip dumping, directed a (dumper) -> b (receiver): the dumper's levers, each against the
 -- population's null or the receiver's own behaviour toward third parties — a walks out of
 -- games with b seated (left), feeds b at a cost to himself (his discards' help to b's hidden
 -- hand over all his options: gain) and b takes a's discards beyond b's own take rate on
--- other players' discards (take) — summed over sqrt(3) (Stouffer); the stronger direction
--- is kept. One pooled z because dumping pairs are few: a learner cannot weigh three
+-- other players' discards (take) and, in classic, a holds back Rummies with b seated (hold,
+-- session 12: a thrown game is not won) — summed over sqrt(4) (Stouffer); the stronger
+-- direction is kept. One pooled z because dumping pairs are few: a learner cannot weigh four
 -- signals from a handful of training pairs, the mechanism's known behaviour can
 dmp AS (
     SELECT least(l.a, l.b) AS p1, greatest(l.a, l.b) AS p2,
            max((coalesce(l.left_z, 0) + coalesce(z.sg / sqrt(greatest(z.vg, 0.25)), 0)
-                + coalesce(k.s / sqrt(greatest(k.v, 0.25)), 0)) / sqrt(3)) AS dump_z
+                + coalesce(k.s / sqrt(greatest(k.v, 0.25)), 0) + coalesce(h.hold_z, 0))
+               / sqrt(4)) AS dump_z
     FROM lzd l LEFT JOIN dzd z ON z.a = l.a AND z.b = l.b
     LEFT JOIN kzd k ON k.a = l.b AND k.b = l.a
+    LEFT JOIN hzd h ON h.a = l.a AND h.b = l.b
     GROUP BY ALL
+),
+ev3h AS (  -- Rummies held back: the stronger direction, and both directions' decisions
+    SELECT least(a, b) AS p1, greatest(a, b) AS p2, max(hold_z) AS hold_z,
+           max(hold_near_z) AS hold_near_z, sum(hold_n)::BIGINT AS hold_n
+    FROM hzd GROUP BY ALL
 ),
 ev3 AS (  -- both directions of each pair, pooled (colluders feed each other) and the stronger
     SELECT least(a, b) AS p1, greatest(a, b) AS p2,
@@ -769,11 +810,13 @@ SELECT dir.p1, dir.p2,
        coalesce(ev3k.take_z_dir, 0) AS take_z_dir,
        (coalesce(ev3.tie_z, 0) + coalesce(ev3k.take_z, 0)) / sqrt(2) AS collude_z,
        coalesce(ev3l.hu_games, 0) AS hu_games, ev3l.lose_z, ev3l.left_z,
-       coalesce(ev3.throw_z, 0) AS throw_z, coalesce(dmp.dump_z, 0) AS dump_z
+       coalesce(ev3.throw_z, 0) AS throw_z, coalesce(dmp.dump_z, 0) AS dump_z,
+       coalesce(ev3h.hold_z, 0) AS hold_z, coalesce(ev3h.hold_near_z, 0) AS hold_near_z,
+       coalesce(ev3h.hold_n, 0) AS hold_n
 FROM dir
 LEFT JOIN co USING (p1, p2) LEFT JOIN coexp USING (p1, p2) LEFT JOIN evco USING (p1, p2)
 LEFT JOIN ev3 USING (p1, p2) LEFT JOIN ev3k USING (p1, p2)
-LEFT JOIN ev3l USING (p1, p2) LEFT JOIN dmp USING (p1, p2)
+LEFT JOIN ev3l USING (p1, p2) LEFT JOIN dmp USING (p1, p2) LEFT JOIN ev3h USING (p1, p2)
 LEFT JOIN pgn g1 ON g1.player = dir.p1 LEFT JOIN pgn g2 ON g2.player = dir.p2
 LEFT JOIN sdev USING (p1, p2) LEFT JOIN sip USING (p1, p2)
 ORDER BY dir.p1, dir.p2

@@ -58,8 +58,9 @@ from .rings import Ring
 MECH_SIGNALS: dict[str, list[tuple[str, int]]] = {
     "card_feeding": [("collude_z", 1), ("tie_z", 1), ("take_z", 1), ("tie_t", 1), ("feed_t", 1),
                      ("take_lift", 1), ("co_lift", 1)],
-    "soft_play": [("tie_z", 1), ("tie_z_dir", 1), ("tie_any_t", 1), ("out_t", 1), ("co_lift", 1)],
-    "chip_dumping": [("throw_z", 1), ("left_z", 1), ("take_z_dir", 1), ("gain_z", 1),
+    "soft_play": [("hold_near_z", 1), ("tie_z", 1), ("tie_z_dir", 1), ("tie_any_t", 1),
+                  ("out_t", 1), ("co_lift", 1)],
+    "chip_dumping": [("throw_z", 1), ("left_z", 1), ("hold_z", 1), ("take_z_dir", 1), ("gain_z", 1),
                      ("lose_z", 1), ("flow_z", 1), ("hu_games", 1)],
     "multi_account": [("shared_devices", 1), ("shared_ips", 1), ("co_share", 1), ("tie_z", 1),
                       ("co_lift", 1)],
@@ -291,7 +292,7 @@ def _family(signal: str, direction: str, kind: str) -> str | None:
         return "timeout_abuse" if high or signal == "fresh_dist_rel" else None
     if signal.startswith(("think_", "slow_", "extra_clock")):
         return "bot" if not high else None
-    if signal.startswith("out_"):
+    if signal.startswith(("out_", "hold_")):  # going-out timing, Rummies held back
         return "soft_play" if high else None
     if signal.startswith(("hc_", "stock_", "mi_")):
         return "hidden_card" if high else "feeding"
@@ -359,6 +360,18 @@ def _disconnect_evidence(con: duckdb.DuckDBPyConnection, players: list[str],
     return [{"game_id": g, "seq": s, "what": f"{p} disconnected from the game"} for g, s, p in rows]
 
 
+def _held_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str, limit: int) -> list[dict[str, Any]]:
+    """Rummies one of the pair held back with the other seated (classic: he could have
+    declared and discarded instead), the other closest to going out first."""
+    rows = con.execute(
+        "SELECT game_id, seq, player, target, target_dist FROM fraud.discards "
+        "WHERE out_held = 1 AND ((player = ? AND target = ?) OR (player = ? AND target = ?)) "
+        "ORDER BY target_dist, game_id, seq LIMIT ?", [a, b, b, a, limit]).fetchall()
+    return [{"game_id": g, "seq": s,
+             "what": f"{p} could have declared Rummy and discarded instead, with {t} at meld "
+                     f"distance {d}"} for g, s, p, t, d in rows]
+
+
 def _device_evidence(con: duckdb.DuckDBPyConnection, p: str, limit: int) -> list[dict[str, Any]]:
     """p's connections from a device another account also used."""
     rows = con.execute(
@@ -387,7 +400,9 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
                 "ORDER BY m.game_id, m.seq LIMIT 2", [a, b, a, b]).fetchall()
             ev += [{"game_id": g, "seq": s, "what": f"{p} left the game, handing the pot on"}
                    for g, s, p in rows]
+            ev += _held_evidence(con, a, b, 2)
         if mech == "soft_play":
+            ev += _held_evidence(con, a, b, 2)
             ev += _round_end_evidence(con, a, b, 2)
         ev += _discard_evidence(con, a, b, limit - len(ev), any_offset=mech == "soft_play")
         return ev[:limit]

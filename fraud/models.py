@@ -34,9 +34,11 @@
   the population's rate per clocked turn): on four development worlds (seeds 21-24) it
   alone ranked every abuser first, while the learner chosen by cross-validation (a tie
   at 1.0, broken by order) scored 0.84 on a held-out one of them. Chip dumping (a pair
-  mechanism) by ``dump_z`` (the dumper's three levers in his direction): a dozen training
+  mechanism) by ``dump_z`` (the dumper's levers in his direction; four since session 12): a dozen training
   pairs, most of which never dumped, chose a learner that scored 0.06-0.28 PR-AUC on two
-  development worlds (4405, 4406), the pooled z ~0.50 on both (session 4).
+  development worlds (4405, 4406), the pooled z ~0.50 on both (session 4). With
+  :data:`POOLED_BELOW` or more positives the pooled z joins the cross-validation as one
+  more candidate (session 12), so a larger training world keeps it where it is best.
 - Unsupervised, for behaviour no training world contained; its score (``anomaly``) is a
   population percentile (1.0 = the most unusual). Players: :class:`EvidenceTail`, the
   largest robust z of the player's *evidence signals* (:data:`EVIDENCE_SIGNALS`: the
@@ -154,9 +156,10 @@ def _logistic() -> Any:
 SIGNATURES: dict[str, tuple[str, ...]] = {
     "card_feeding": ("tie_z", "take_z", "collude_z", "gain_z", "tie_z_dir", "take_z_dir",
                      "co_games", "co_lift", "shared_devices"),
-    "soft_play": ("tie_z", "tie_z_dir", "tie_any_t", "gain_z", "co_games", "co_lift", "out_t"),
+    "soft_play": ("tie_z", "tie_z_dir", "tie_any_t", "gain_z", "co_games", "co_lift", "out_t",
+                  "hold_near_z"),
     "chip_dumping": ("dump_z", "throw_z", "left_z", "gain_z", "take_z_dir", "collude_z",
-                     "lose_z", "hu_games", "flow_z", "co_share"),
+                     "lose_z", "hu_games", "flow_z", "co_share", "hold_z"),
     "multi_account": ("shared_devices", "shared_ips", "co_share", "tie_z", "take_z"),
     "bot": ("think_sd", "think_sd_draw", "think_diff_corr", "slow_share", "think_median_log",
             "n_games", "think_sd_all"),
@@ -439,10 +442,9 @@ class FraudModel:
                 y = np.array([p in player_pos.get(m, set()) for p in pids])
                 x, keep, names = xp, keep_p, self.player_features
             cols = [names.index(c) for c in SIGNATURES[m]]
-            pooled = None
-            if m in POOLED and int(y[keep].sum()) < POOLED_BELOW:
-                pooled = [names.index(POOLED[m])]
-            self._fit_one(m, x[keep], y[keep], cols, pooled)
+            pooled = [names.index(POOLED[m])] if m in POOLED else None
+            fixed = int(y[keep].sum()) < POOLED_BELOW
+            self._fit_one(m, x[keep], y[keep], cols, pooled, pooled_fixed=fixed)
         any_p = set().union(*(v for m, v in player_pos.items() if m not in exclude))
         any_q = set().union(*(v for m, v in pair_pos.items() if m not in exclude))
         self._fit_one("any_player", xp[keep_p], np.array([p in any_p for p in pids])[keep_p])
@@ -455,27 +457,36 @@ class FraudModel:
         return self
 
     def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray,
-                 signature: list[int] | None = None, pooled: list[int] | None = None) -> None:
+                 signature: list[int] | None = None, pooled: list[int] | None = None,
+                 pooled_fixed: bool = True) -> None:
         """Fit one model; ``signature`` (a mechanism's signal columns) adds the signature
         learner to the candidates (the ``any`` models have none); ``pooled`` (the pooled
-        z column, :data:`POOLED`) fixes the learner to it, without cross-validation."""
+        z column, :data:`POOLED`) fixes the learner to it, without cross-validation, when
+        ``pooled_fixed`` (thin positives), else adds it to the candidates.
+
+        Why a candidate and not dropped (session 12): with :data:`POOLED_BELOW` or more
+        training positives the pooled z used to leave the race altogether, so a larger
+        training world could only *replace* the rule that carries hidden card and chip
+        dumping by a learner, never keep it where the cross-validation says it is best."""
         n_pos = int(y.sum())
         self.trained_on[name] = {"positives": n_pos, "rows": len(y)}
         if n_pos < 2 or n_pos == len(y):
             self.supervised.pop(name, None)
             return
-        if pooled is not None:
+        if pooled is not None and pooled_fixed:
             self.trained_on[name]["learner"] = "pooled"
             self.supervised[name] = _classifier(n_pos, "pooled", pooled).fit(x, y)
             return
         learner = "boosting"
+        columns = {"signature": signature, "pooled": pooled}
         if n_pos >= 3:  # model selection on the training world only
             names = [k for k in LEARNERS if k != "signature" or signature]
-            cv = {k: round(_cv_ap(_factory(k, signature), x, y, 3), 4) for k in names}
+            names += ["pooled"] if pooled is not None else []
+            cv = {k: round(_cv_ap(_factory(k, columns.get(k)), x, y, 3), 4) for k in names}
             learner = max(cv, key=lambda k: (cv[k], -names.index(k)))
             self.trained_on[name]["cv_ap"] = cv
         self.trained_on[name]["learner"] = learner
-        self.supervised[name] = _classifier(n_pos, learner, signature).fit(x, y)
+        self.supervised[name] = _classifier(n_pos, learner, columns.get(learner)).fit(x, y)
 
     # -- scoring ------------------------------------------------------------------------------
     def predict(self, players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -8,7 +8,8 @@ hand beyond his options (against the population's null), and b takes a's discard
 b's own take rate on *other* players' discards at the same pile-top gain. The tests build
 fact stores by hand (tests/factkit.py) so every number is known:
 
-- each lever alone gives exactly its own directed z over sqrt(3) (the formula, and that
+- each lever alone gives exactly its own directed z over sqrt(4) (four levers: the fourth,
+  Rummies held back, in tests/test_fraud_hold_signals.py) (the formula, and that
   the receiver's take is counted in the dumper's direction);
 - a dumping pair outranks an honest pair that sits together just as often;
 - the chip-dumping model, with few training pairs, is the pooled z alone.
@@ -78,7 +79,7 @@ def _stranger_games(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
     return seated, discards, draws
 
 
-def test_each_lever_alone_is_its_directed_z_over_sqrt3() -> None:
+def test_each_lever_alone_is_its_directed_z_over_sqrt4() -> None:
     seated, _, _ = _stranger_games(20)
     # leaving only: d walks out of 3 of 6 games with r seated; strangers leave at times
     games = [_seat(f"g{i}", ("d", "r", STRANGERS[i % 4]), left="d" if i < 3 else None)
@@ -88,7 +89,7 @@ def test_each_lever_alone_is_its_directed_z_over_sqrt3() -> None:
     pairs = pair_features(facts_db(player_games=rows))
     dr = _row(pairs, "d", "r")
     assert dr["left_z"] > 3
-    assert dr["dump_z"] == pytest.approx(dr["left_z"] / math.sqrt(3))
+    assert dr["dump_z"] == pytest.approx(dr["left_z"] / math.sqrt(4))
 
     # taking only: r takes every pile top d discards, none of the strangers' (same gain)
     seated, _, _ = _stranger_games(20)
@@ -103,7 +104,7 @@ def test_each_lever_alone_is_its_directed_z_over_sqrt3() -> None:
     p = (0 + 20 * 0.5) / (8 + 20)  # r's rate on others' discards, shrunk to the population's
     take = (8 - 8 * p) / math.sqrt(8 * p * (1 - p))
     assert dr["take_z_dir"] == pytest.approx(take)
-    assert dr["dump_z"] == pytest.approx(take / math.sqrt(3))
+    assert dr["dump_z"] == pytest.approx(take / math.sqrt(4))
 
     # both levers, one direction: d walks out of two of those games as well. Pooled in d's
     # direction, not the stronger of two directions (r's take is d's evidence)
@@ -112,7 +113,7 @@ def test_each_lever_alone_is_its_directed_z_over_sqrt3() -> None:
     pairs = pair_features(facts_db(player_games=seated, pickups=draws))
     dr = _row(pairs, "d", "r")
     assert dr["left_z"] > 1 and dr["take_z_dir"] == pytest.approx(take)
-    assert dr["dump_z"] == pytest.approx((dr["left_z"] + take) / math.sqrt(3))
+    assert dr["dump_z"] == pytest.approx((dr["left_z"] + take) / math.sqrt(4))
 
 
 def test_a_dumping_pair_outranks_honest_friends_seated_as_often() -> None:
@@ -171,3 +172,33 @@ def test_thin_chip_dumping_positives_are_scored_by_dump_z() -> None:
     _, qs = model.predict(players, pairs)
     ranked = qs.join(pairs.select("p1", "p2", "dump_z"), on=["p1", "p2"]).sort("dump_z")
     assert (np.diff(ranked.get_column("chip_dumping").to_numpy()) >= -1e-12).all()
+
+
+@pytest.mark.parametrize("pooled_wins", [True, False])
+def test_plentiful_positives_race_the_pooled_z_against_the_learners(pooled_wins: bool) -> None:
+    """With POOLED_BELOW or more labelled pairs the pooled z is no longer fixed: it is one
+    candidate of the training world's cross-validation, kept where it scores best and
+    replaced by a learner where the other signals carry what it misses."""
+    rng = np.random.default_rng(11)
+    n, n_pos = 1500, POOLED_BELOW + 10
+    data: dict[str, Any] = {c: rng.normal(size=n) for c in PAIR_FEATURES}
+    y = np.zeros(n, dtype=bool)
+    y[:n_pos] = True
+    if pooled_wins:  # dump_z alone separates; every other column is noise
+        data["dump_z"] = np.where(y, 3.0, 0.0) + rng.normal(size=n)
+    else:  # dump_z is noise; two signature columns together separate
+        data["left_z"] = np.where(y, 2.5, 0.0) + rng.normal(size=n)
+        data["throw_z"] = np.where(y, 2.5, 0.0) + rng.normal(size=n)
+    names, others = [f"q{i:04d}" for i in range(n)], [f"z{i:04d}" for i in range(n)]
+    pairs = pl.DataFrame({"p1": names, "p2": others, **data})
+    players = pl.DataFrame({"player": names + others,
+                            **{c: np.zeros(2 * n) for c in PLAYER_FEATURES}})
+    keys = set(zip(names[:n_pos], others[:n_pos], strict=True))
+    model = FraudModel().fit(players, pairs, {}, {"chip_dumping": keys})
+    trained = model.trained_on["chip_dumping"]
+    assert "pooled" in trained["cv_ap"]  # raced, not fixed
+    if pooled_wins:
+        assert trained["learner"] == "pooled"
+    else:
+        assert trained["learner"] != "pooled"
+        assert trained["cv_ap"][trained["learner"]] > trained["cv_ap"]["pooled"] + 0.2

@@ -59,7 +59,7 @@ class Facts:
 
     def discard(self, gid: str, seq: int, a: str, b: str, gain: int, tie_alt: float) -> None:
         self.rows["discards"].append((gid, seq, a, b, 1, 7, gain, tie_alt, 0, tie_alt, 3, 0, 0.0,
-                                      True, False))
+                                      True, False, None, None))
 
     def pickup(self, gid: str, seq: int, a: str, b: str, took: bool) -> None:
         self.rows["pickups"].append((gid, seq, a, "discard" if took else "stock", 1, 1, 1, 0, b))
@@ -296,5 +296,8 @@ def test_thin_hidden_card_positives_are_scored_by_the_pooled_z() -> None:
 def test_many_hidden_card_positives_choose_a_learner_by_cross_validation() -> None:
     players, pairs, pos = _hidden_card_world(POOLED_BELOW + 5)
     model = FraudModel().fit(players, pairs, {"hidden_card": pos}, {})
-    assert set(model.trained_on["hidden_card"]["cv_ap"]) == {"boosting", "logistic", "signature"}
-    assert model.trained_on["hidden_card"]["learner"] != "pooled"
+    trained = model.trained_on["hidden_card"]
+    # session 12: the pooled z races the learners instead of leaving the race
+    assert set(trained["cv_ap"]) == {"boosting", "logistic", "signature", "pooled"}
+    best = max(trained["cv_ap"].values())
+    assert trained["cv_ap"][trained["learner"]] == best
