@@ -6,7 +6,10 @@ take a noticeable moment, and a Ctrl-C then must not end in a traceback either.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
+from types import FrameType
 
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C
 _MESSAGE = ("error: interrupted; work committed before it is kept, run the command again "
@@ -20,24 +23,32 @@ def main() -> None:
     query surfaces as ``RuntimeError("Query interrupted")`` (or duckdb.InterruptException)
     and would otherwise be a traceback. Stores commit per batch, so what was committed
     before the interrupt stays and a re-run completes it."""
+    interrupted = False
     try:
-        from ..events.interrupts import watch_sigint
+        try:
+            from ..events.interrupts import watch_sigint
 
-        # the open stores' running queries are cancelled on Ctrl-C, from a thread (for the
-        # life of the process); Python's own handler still raises KeyboardInterrupt
-        watch_sigint(_cancel_store_queries)
-        from .app import app
+            # the open stores' running queries are cancelled on Ctrl-C, from a thread (for
+            # the life of the process); Python's own handler still raises KeyboardInterrupt
+            watch_sigint(_cancel_store_queries)
+            from .app import app
 
-        app()
-    except SystemExit as exc:
-        if exc.code == INTERRUPTED:
-            _interrupted()
-        raise
+            app()
+        except SystemExit as exc:
+            if exc.code != INTERRUPTED:
+                raise
+            interrupted = True
+        except KeyboardInterrupt:
+            interrupted = True
+        except Exception as exc:
+            if not _is_interrupt(exc):
+                raise
+            interrupted = True
     except KeyboardInterrupt:
-        _interrupted()
-    except Exception as exc:
-        if not _is_interrupt(exc):
-            raise
+        # the same Ctrl-C, twice: DuckDB ended the query as interrupted and Python's own
+        # handler, still pending, raised while that was being handled
+        interrupted = True
+    if interrupted:
         _interrupted()
 
 
@@ -57,5 +68,12 @@ def _is_interrupt(exc: Exception) -> bool:
 
 
 def _interrupted() -> None:
+    # further Ctrl-Cs (or one still pending) must not cut the one line or the exit code
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _ignore_sigint)
     sys.stderr.write(_MESSAGE)
     sys.exit(INTERRUPTED)
+
+
+def _ignore_sigint(signum: int, frame: FrameType | None) -> None:
+    """A no-op handler (not SIG_IGN: a signal already pending then warns of a race)."""

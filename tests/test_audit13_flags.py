@@ -34,6 +34,7 @@ from rummyguard.cli.app import app
 from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES
 from rummyguard.fraud.flags import UNUSUAL, build_flags
 from rummyguard.fraud.models import MECHANISMS, PAIR_MECHANISMS, PLAYER_MECHANISMS
+from rummyguard.replay.engine import GameEngine
 
 #: the world: small, every variant, dense in planted fraud (seed chosen once, not tuned)
 WORLD = ["--games", "1500", "--seed", "7707", "--fraud-rate", "0.1", "--workers", "1"]
@@ -197,9 +198,12 @@ _BOT = re.compile(r"^(\S+) discarded at difficulty (\d+) in (\d+) ms$")
 _TIMEOUT = re.compile(r"^(\S+) (pressed Fresh|was auto-played \(timed out\))")
 _CHIPS = re.compile(r"^(\S+) received ([\d.]+) chips from (\S+)")
 _START = re.compile(r"^(\S+) started the suit that played")
+_HELD = re.compile(r"^(\S+) could have declared Rummy and discarded instead, with (\S+) at meld "
+                   r"distance (\d+)$")
 
 #: which evidence sentences show which mechanism (docs/fraud.md, "Reading a flag")
-FITS = {"card_feeding": {"feed"}, "soft_play": {"feed", "round"}, "chip_dumping": {"feed", "left"},
+FITS = {"card_feeding": {"feed"}, "soft_play": {"feed", "round", "held"},
+        "chip_dumping": {"feed", "left", "held"},
         "multi_account": {"feed", "connect"}, "hidden_card": {"hide", "stock", "pile", "start"},
         "bot": {"bot", None}, "timeout_abuse": {"timeout"}}
 # a bot's evidence is its own moves: any sentence whose event the player made (None: a sentence
@@ -227,6 +231,17 @@ class Store:
             "AND type IN ('Drew', 'Discarded', 'Melded', 'LaidOff') ORDER BY seq LIMIT 1",
             [game, seq, player]).fetchone()
         return None if row is None or row[0] != "Drew" else orjson.loads(row[1])
+
+    def could_declare(self, game: str, seq: int, player: str) -> bool:
+        """Whether the engine's own search finds a Rummy declaration in ``player``'s hand
+        just before ``seq`` (the game replayed from its stored lines)."""
+        engine = GameEngine(verify_hashes=False)
+        for (raw,) in self.con.execute("SELECT raw FROM events WHERE game_id = ? AND seq < ? "
+                                       "ORDER BY seq", [game, seq]).fetchall():
+            engine.apply(orjson.loads(raw))
+        st = engine.variant
+        seat = st.seat(player)
+        return seat is not None and st.find_declaration(seat) is not None
 
     def prev_ts(self, game: str, seq: int) -> Any:
         return self.con.execute("SELECT ts FROM events WHERE game_id = ? AND seq < ? "
@@ -296,6 +311,14 @@ def _check_evidence(st: Store, flag: dict[str, Any], e: dict[str, Any]) -> str |
         return "timeout"
     if _CHIPS.match(what):
         return "chips"
+    if m := _HELD.match(what):
+        target = m.group(2)
+        assert (actor, etype) == (who, "Discarded"), (e, ev)
+        assert target in seated and target != who, e
+        if pair_like:
+            assert target in players, (flag["subject"], e)
+        assert st.could_declare(game, seq, who), ("no Rummy in hand before the discard", e)
+        return "held"
     if _START.match(what):
         assert actor == who, (e, ev)
         return "start"
