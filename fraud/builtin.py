@@ -19,14 +19,15 @@ first use (about a minute, once), then cached:
 
 The bundle is built by ``benchmarks/detection/build_builtin.py`` from a simulated world
 (seed 1101, 16,000 games, 3,200 accounts, 6 % fraud: the training world of DETECTION.md
-rounds 6-11). It was rebuilt in the eighth session from the same seed after the
+rounds 6-12). It was rebuilt in the eighth session from the same seed after the
 simulator's audit removed two tells (a shared device was only ever a multi-account's; a
 dumping pair's Rummy 500 tables were always tournaments) and the facts' audit changed
 what the features measure (FEATURES_VERSION 8), and again in the ninth after the simulator
 learned soft play's "delay going out": round 11's held-out figures are that model's. The
 twelfth session rebuilt it from the same world for FEATURES_VERSION 9 (Rummies held back);
 a four times larger training world (64,000 games) was tried on a development world and not
-kept: it did no better there (DETECTION.md, round 12). Its feature tables are computed by
+kept: it did no better there. Round 12's held-out figures (world 6262) are this model's
+(DETECTION.md, round 12). Its feature tables are computed by
 fraud/features.py; :data:`~rummyguard.fraud.features.FEATURES_VERSION` is recorded in the
 bundle, and a bundle of another version is refused (bump the version when a feature's
 definition changes, then rebuild the bundle; ``tests/test_builtin_model.py`` holds the two
