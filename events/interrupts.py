@@ -9,6 +9,7 @@ usual. Standard library only: the CLI sets it up before its heavier imports.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -32,7 +33,10 @@ def watch_sigint(on_sigint: Callable[[], None]) -> Callable[[], None] | None:
             if done.is_set() or not data:
                 return
             if signal.SIGINT in data:
-                on_sigint()
+                # best effort: the main thread's own KeyboardInterrupt is what ends the
+                # command; a failing callback must not print a thread's traceback
+                with contextlib.suppress(Exception):
+                    on_sigint()
 
     watcher = threading.Thread(target=watch, name="rummyguard-ctrl-c", daemon=True)
     watcher.start()
