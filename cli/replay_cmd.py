@@ -38,7 +38,8 @@ from .common import (
 
 #: Events whose timeline sentence names cards only some players saw (a stock draw, a
 #: penalty card, an auto-play's draw, a poker hand): re-described, redacted, for --as.
-_HIDDEN_CARD_TYPES = frozenset({"Drew", "Bought", "AutoPlayed", "PokerHandDeclared"})
+_HIDDEN_CARD_TYPES = frozenset({"Drew", "Bought", "AutoPlayed", "PokerHandDeclared",
+                                "PlayerConnected"})  # the last: another's IP and device
 
 
 def load_events(game_id: str, files: list[Path] | None,
@@ -110,6 +111,9 @@ def replay(
         fail(f"{as_player!r} is not a player of game {game_id}")
     last = max(e["seq"] for e in events)
     if at is not None and not 0 <= at <= last:
+        if any(b.seq == at for b in bad):  # the timeline lists it, as a line it could not read
+            fail(f"--at {at}: that seq is a line of the game that is not a valid event "
+                 f"(quarantined; the timeline shows why): the events replayed end at seq {last}")
         fail(f"--at {at} is outside the game (seq 0..{last})")
     upto = last if at is None else at
     partial = record if at is None else _record_until(events, bad, upto)
@@ -133,11 +137,15 @@ def replay(
             html.write_text(page, encoding="utf-8")
         except OSError as exc:  # a missing folder, a directory, no permission: one line
             fail(f"cannot write the HTML page to {html}: {one_line(exc)}")
+    # where the replay stopped, if it did at or before ``upto`` (the state is the table
+    # there, not at ``upto``); ``finished``: the game reached its end by the rules
+    halted_at = partial.halted_at
     if as_json:
         print_json({"game_id": game_id, "variant": record.variant, "viewer": as_player, "at": upto,
+                    "halted_at": halted_at, "finished": record.finished,
                     "timeline": rows, "state": state, "record": shown_record})
         return
-    _print(record, rows, state, upto, as_player, partial.halted)
+    _print(record, rows, state, upto, as_player, halted_at)
     if html is not None:
         console.print(f"HTML replay written to {html}", markup=False, highlight=False)
 
@@ -237,7 +245,7 @@ def _print_state(state: dict[str, Any]) -> None:
 
 
 def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any], upto: int,
-           viewer: str | None, halted_there: bool) -> None:
+           viewer: str | None, halted_at: int | None) -> None:
     head = Text(f"{record.game_id} · {record.variant or 'no GameCreated'} · ", style="bold")
     head.append("clean" if record.clean else f"{len(record.findings)} finding(s)",
                 style="green" if record.clean else "bold red")
@@ -248,18 +256,25 @@ def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any]
     for col, kw in (("seq", {"justify": "right"}), ("t (s)", {"justify": "right"}),
                     ("event", {"overflow": "fold", "ratio": 1})):
         table.add_column(col, **kw)
-    for r in rows:
+    explained: set[str] = set()  # a rule's text once, at its first finding: a log with
+    for r in rows:               # hundreds of findings of one rule stays readable
         t = "" if r["t"] is None else f"{r['t']:.1f}"
         table.add_row(str(r["seq"]), t, Text(r["text"]))  # log data, never markup
         for f in r["findings"]:
             style = "red" if f["kind"] != "integrity" else "magenta"
             text = f"⚠ {f['rule']} ({f['kind']}): {f['message']}"
-            if f["rule_text"]:
+            if f["rule_text"] and f["rule"] not in explained:
                 text += f"\n   {f['rule_text']}"
+                explained.add(f["rule"])
             table.add_row("", "", Text(text, style=style))
     console.print(table)
     who = f" as seen by {viewer}" if viewer else ""
-    stopped = " (the replay halted at or before it: the table where it stopped)" if halted_there else ""
+    stopped = (f" (the replay halted at seq {halted_at}: the table as it stood there)"
+               if halted_at is not None else "")
     console.print(Text(f"State after seq {upto}{who}{stopped}:", style="bold"))
     _print_state(state)
-    _line(f"Results: winners {record.results.winners}; net {record.results.net}")
+    if record.finished:
+        _line(f"Results: winners {record.results.winners}; net {record.results.net}")
+    else:  # a game cut short, halted or still in progress: stakes are still in the pot
+        _line(f"Results so far (the game did not end by the rules): winners "
+              f"{record.results.winners}; net {record.results.net}")

@@ -81,6 +81,8 @@ class GameRecord:
     #: the game reached its end by the rules (a game cut short, halted or still in
     #: progress has not: its ``results`` are the state so far, stakes still in the pot)
     finished: bool = False
+    #: the seq of the event the replay halted at (None: it did not halt)
+    halted_at: int | None = None
 
     @property
     def clean(self) -> bool:
@@ -558,7 +560,7 @@ class GameEngine:
         if self.ctx is None or self.variant is None:
             return GameRecord(self.game_id, self.variant_name, list(self.findings), self.halted,
                               Results([], {}, {}), [], self.events_read, self.last_seq, None,
-                              self.chained)
+                              self.chained, halted_at=self.halted_at)
         return GameRecord(
             game_id=self.game_id,
             variant=self.variant_name,
@@ -571,6 +573,7 @@ class GameEngine:
             state=self.variant,
             chained=self.chained,
             finished=self.variant.is_over(),
+            halted_at=self.halted_at,
         )
 
 

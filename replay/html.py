@@ -191,7 +191,8 @@ def _card_codes(value: Any, into: set[str]) -> None:
 
 def redact(event: dict[str, Any], viewer: str) -> dict[str, Any]:
     """The event as ``viewer`` could see it (current version): cards he could not see
-    become ``??``. Event types this module does not know are kept as logged."""
+    become ``??``, as do another player's connection identifiers (``ip_hash``,
+    ``device_hash``). Event types this module does not know are kept as logged."""
     event = _current(event)
     payload = event.get("payload")
     if not isinstance(payload, dict):
@@ -210,6 +211,11 @@ def redact(event: dict[str, Any], viewer: str) -> dict[str, Any]:
         hide["drew"] = HIDDEN
     elif kind == "PokerHandDeclared" and actor != viewer and "cards" in payload:
         hide["cards"] = _hidden_list(payload["cards"])
+    elif kind == "PlayerConnected" and actor != viewer:
+        # nobody at a table sees another player's IP or device: they are the platform's
+        # (and the multi-account detector's) identifiers, and a short hash of an IP can
+        # be reversed by trying addresses
+        hide.update({k: HIDDEN for k in ("ip_hash", "device_hash") if k in payload})
     if not hide:
         return event
     return {**event, "payload": {**payload, **hide}, "redacted": sorted(hide)}

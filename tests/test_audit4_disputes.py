@@ -163,8 +163,13 @@ def test_a_line_the_replay_cannot_follow_halts_the_page_and_the_state_at(
     body = orjson.loads(run("replay", "g", bad_payload_log, "--at", "20", "--json").stdout)
     events = json_lines(bad_payload_log)
     assert body["state"] == json.loads(json.dumps(state_at(events, 4)))  # where it stopped
+    halt = events[5]["seq"]  # session 15: the text and the JSON name the halting event
+    assert body["halted_at"] == halt and body["finished"] is False
     text = run("replay", "g", bad_payload_log, "--at", "20").stdout
-    assert "State after seq 20 (the replay halted at or before it" in text
+    assert f"State after seq 20 (the replay halted at seq {halt}: the table as it stood there)" in text
+    assert "Results so far (the game did not end by the rules)" in text
+    before = orjson.loads(run("replay", "g", bad_payload_log, "--at", str(halt - 1), "--json").stdout)
+    assert before["halted_at"] is None  # not yet halted there
 
 
 # -- the text state: the whole table ---------------------------------------------------------
