@@ -130,6 +130,8 @@ def _print_flags(flags: object) -> None:
     assert isinstance(flags, pl.DataFrame)
     table = Table("#", "subject", "score", "mechanism",
                   "top signals: value vs population median (direction, percentile)", "open")
+    for column in table.columns:  # a narrow or piped output wraps a value, never cuts it
+        column.overflow = "fold"
     for r in flags.iter_rows(named=True):
         every = orjson.loads(r["signals"])
         sig = [s for s in every if s["suspicious_when"] in ("high", "low")][:3]

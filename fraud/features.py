@@ -72,7 +72,11 @@ built on three discards is visibly thin:
   all next-seat discards, Michigan starts), each expected to shift by its per-decision
   effect times sqrt(decisions); averaged over a broad range of intensities. A z of 2.5 on
   30 decisions is what a mild cheater shows, on 300 it is less than any cheater would:
-  a z alone cannot tell the two apart. ``think_sd_all``: the spread of log think time
+  a z alone cannot tell the two apart. The shifts here are *priors* (no label enters the
+  features); the supervised model re-estimates them from its training world's cheaters
+  and recomputes the ratio from the three z's and their counts (``n_stock_dec``,
+  ``n_next_disc``, ``n_hb_starts``: evidence counts, not model inputs; session 15,
+  :func:`rummyguard.fraud.models.hc_shifts`). ``think_sd_all``: the spread of log think time
   within each (variant, move kind) of the player, pooled over all of them (so Michigan's
   card plays count too: a Michigan-only bot had no timing signal at all), shrunk toward
   the population's spread by 3 moves.
@@ -92,7 +96,8 @@ import polars as pl
 #: The definition of the feature tables below. Bump it whenever a feature's column set
 #: or meaning changes: the built-in model's shipped training tables (fraud/builtin.py)
 #: record the version they were computed with and are refused under another one.
-FEATURES_VERSION = 9  # 9: Rummies held back (hold_z, hold_near_z; dump_z's fourth lever)
+FEATURES_VERSION = 10  # 10: hc_lr's evidence counts (n_stock_dec, n_next_disc, n_hb_starts)
+# 9: Rummies held back (hold_z, hold_near_z; dump_z's fourth lever)
 # 8: the facts audit (meld distance, offsets, public record, declarations)
 
 #: player-level feature columns (model inputs), in order
@@ -360,7 +365,9 @@ mhz AS (
 -- mu z - mu^2 / 2 with mu = t d sqrt(n), averaged (as LR) over t on a broad uniform grid
 -- 0.05..3. The three z's are independent contexts (draws, discards, Michigan starts; their
 -- population correlations are within +-0.1). d: the mean shift per decision of the
--- training world's cheaters (seed 1101: 0.27 stock, 0.24 discards, 0.49 starts). Why: a z
+-- training world's cheaters (seed 1101: 0.27 stock, 0.24 discards, 0.49 starts), a prior
+-- (models.HC_PRIOR_SHIFTS) that the supervised model replaces by its own training world's
+-- estimate (models.hc_shifts, models.hc_lr_of; session 15). Why: a z
 -- does not say whether 2.5 came from 30 decisions (a mild cheater) or from 300 (less than
 -- any cheater would show); the LR does, and ranks thin evidence where it belongs.
 hcev AS (
@@ -437,7 +444,9 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        coalesce(tim.n_timed, 0) AS n_timed, coalesce(hc.hc_n, 0) AS n_discards,
        coalesce(pks.n_pickups, 0) AS n_pickups, coalesce(tim.n_turns, 0) AS n_turns,
        coalesce(miz.n_starts, 0) AS n_starts,
-       coalesce(tct.n_clock_turns, 0) AS n_clock_turns, coalesce(toc.n_auto_disc, 0) AS n_auto_disc
+       coalesce(tct.n_clock_turns, 0) AS n_clock_turns, coalesce(toc.n_auto_disc, 0) AS n_auto_disc,
+       coalesce(zst.n_stock_dec, 0) AS n_stock_dec, coalesce(zaz.n_next_disc, 0) AS n_next_disc,
+       coalesce(mhz.n_hb_starts, 0) AS n_hb_starts
 FROM res
 LEFT JOIN tim USING (player) LEFT JOIN hc USING (player) LEFT JOIN pks USING (player)
 LEFT JOIN ses USING (player) LEFT JOIN dsh USING (player)

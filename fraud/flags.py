@@ -3,7 +3,7 @@ behind it (value vs population), and the evidence moves to open in a replay.
 
 A flag's subject is a player, a pair (``"a|b"``) or a ring (``"a|b|c..."``). Its score is
 the calibrated probability of the likeliest mechanism when a trained model is loaded
-(``source = 'model'``), else the anomaly percentile of the unsupervised detector
+(``source = 'model'``; for a player, or the ``any`` model's probability, below), else the anomaly percentile of the unsupervised detector
 (``source = 'anomaly'``; the mechanism is then the one whose signature signals are the
 most extreme for the subject). ``signals`` lists the subject's strongest signals for that
 mechanism: value, population median, and the percentile in the direction that is
@@ -19,7 +19,15 @@ Decisions (audit 4, "explanations must be true"):
   the subject's most extreme features in either direction (``suspicious_when`` is the
   direction it deviates): a player who won his only 2 games is not shown as a
   "timeout_abuse" flag beside four signals at the population median.
-- With a trained model, flags come from the mechanism probabilities, plus one kind of
+- With a trained model, flags come from the mechanism probabilities, and for players
+  from the ``any`` model's (session 15): a player whose probability of fraud of *some*
+  kind (``any_player``, trained on every mechanism together) reaches the threshold while
+  no single mechanism's does is flagged with that probability as its score and the
+  likeliest mechanism as its mechanism. Why: a Michigan-only bot (his only timing signal
+  ``think_sd_all``) scored 0.97 on ``any_player`` and 0.26 on ``bot``, and no flag showed
+  him. On the development world 6363 (built-in model) this adds 5 player flags, all 5
+  labelled fraud; the same rule for pairs (``any_pair``) added 21 pair flags of which 8
+  were labelled pairs, so pairs keep their mechanism probabilities only. Plus one kind of
   anomaly flag: a player whose evidence tail (models.EvidenceTail) is beyond the training
   world's honest players' 99.9th percentile (``beyond_tail``, models.unseen_cut) while no
   mechanism's probability reaches the threshold: behaviour the model does not score
@@ -199,16 +207,25 @@ def _discard_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str, limit: int
         return []
     offset = "" if any_offset else 'AND "offset" = 1'
     rows = con.execute(
-        "SELECT game_id, seq, player, target, card, gain, tie_alt, tie_n, taken FROM fraud.discards "
-        f"WHERE ((player = ? AND target = ?) OR (player = ? AND target = ?)) {offset} "
+        "SELECT game_id, seq, player, target, card, gain, tie_alt, tie_n, taken, keep_gain "
+        f"FROM fraud.discards WHERE ((player = ? AND target = ?) OR (player = ? AND target = ?)) {offset} "
         "AND tie_n >= 2 AND gain > tie_alt "
         "ORDER BY gain - tie_alt DESC, taken DESC, game_id, seq LIMIT ?", [a, b, b, a, limit]
     ).fetchall()
     return [{"game_id": g, "seq": s,
              "what": f"{p} discarded {format_card(c)}: meld gain {gn} to {t}'s hidden hand, where "
-                     f"{n} cards equally useless to {p} averaged {alt:.2f}"
+                     f"{_alike(n, p, kg)} averaged {alt:.2f}"
                      f"{'; ' + t + ' took it' if tk else ''}"}
-            for g, s, p, t, c, gn, alt, n, tk in rows]
+            for g, s, p, t, c, gn, alt, n, tk, kg in rows]
+
+
+def _alike(n: int, player: str, keep: int) -> str:
+    """The options a free-choice sentence compares with (``tie_n`` cards, the discard among
+    them), worded by what they were worth to the discarder (``keep_gain``): "useless" only
+    when they were; a card of his own melds is worth as much as the others of them."""
+    if not keep:
+        return f"{n} cards equally useless to {player}"
+    return f"{n} cards worth as much to {player} (meld value {keep} to his own hand)"
 
 
 def _round_end_evidence(con: duckdb.DuckDBPyConnection, a: str, b: str,
@@ -255,14 +272,14 @@ def _player_feed_evidence(con: duckdb.DuckDBPyConnection, p: str, limit: int) ->
     """p's free-choice discards that helped the next player's hidden hand more than the
     equal options would (the opposite of hidden-card avoidance: feeding him)."""
     rows = con.execute(
-        "SELECT game_id, seq, target, card, gain, tie_alt, tie_n, taken FROM fraud.discards "
+        "SELECT game_id, seq, target, card, gain, tie_alt, tie_n, taken, keep_gain FROM fraud.discards "
         "WHERE player = ? AND \"offset\" = 1 AND tie_n >= 2 AND gain > tie_alt "
         "ORDER BY gain - tie_alt DESC, taken DESC, game_id, seq LIMIT ?", [p, limit]).fetchall()
     return [{"game_id": g, "seq": s,
              "what": f"{p} discarded {format_card(c)}: meld gain {gn} to {t}'s hidden hand, where "
-                     f"{n} cards equally useless to {p} averaged {alt:.2f}"
+                     f"{_alike(n, p, kg)} averaged {alt:.2f}"
                      f"{'; ' + t + ' took it' if tk else ''}"}
-            for g, s, t, c, gn, alt, n, tk in rows]
+            for g, s, t, c, gn, alt, n, tk, kg in rows]
 
 
 def _winnings_evidence(con: duckdb.DuckDBPyConnection, players: list[str],
@@ -421,13 +438,13 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
                 f"the hidden stock top was worth {sg}")}
               for g, s, src, pg, sg in rows]
         rows = con.execute(
-            "SELECT game_id, seq, target, card, gain, tie_alt, tie_n FROM fraud.discards "
+            "SELECT game_id, seq, target, card, gain, tie_alt, tie_n, keep_gain FROM fraud.discards "
             "WHERE player = ? AND \"offset\" = 1 AND tie_n >= 2 AND pub_flat AND gain < tie_alt "
             "ORDER BY tie_alt - gain DESC, game_id, seq LIMIT 2", [p]).fetchall()
         ev += [{"game_id": g, "seq": s,
                 "what": f"{p} discarded {format_card(c)}: gain {gn} to {t}'s hidden hand where "
-                        f"{n} cards equally useless to {p}, and alike on the public record, "
-                        f"averaged {alt:.2f}"} for g, s, t, c, gn, alt, n in rows]
+                        f"{_alike(n, p, kg)}, and alike on the public record, "
+                        f"averaged {alt:.2f}"} for g, s, t, c, gn, alt, n, kg in rows]
         rows = con.execute(  # Michigan: starts that reached further than they looked
             "SELECT game_id, seq, run, reach, tie_reach, tie_n FROM fraud.starts "
             "WHERE player = ? AND tie_n >= 2 AND reach > tie_reach "
@@ -502,6 +519,8 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
         i = pindex[row["player"]]
         mech, score = pick(row, PLAYER_MECHANISMS) if supervised else (None, 0.0)
         source = "model"
+        if mech is not None and score < threshold and (row.get("any_player") or 0.0) >= threshold:
+            score = float(row["any_player"])  # fraud of some kind: the likeliest one named
         if mech is None or score < threshold:
             # with a model: only a player beyond the training world's honest tail
             # (models.unseen_cut); without: the scored population's top percentile

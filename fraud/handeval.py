@@ -14,8 +14,8 @@ would give the hand, computed for all cards at once with numpy:
 - 2: it completes a meld with cards already held (a third card of a rank in a new
   suit; the missing card of a run window of the family's minimum run length), or
   it is a wild card;
-- 1: it makes a partial meld (a pair of a rank in two suits; two of a run window,
-  or the fourth suit of a set);
+- 1: it makes a partial meld (a pair of a rank in two suits; two of a 3-card run
+  window, three of a 4-card one (Liverpool), or the fourth suit of a set);
 - 0: it joins nothing (or the hand already holds that exact card: sets need
   distinct suits, so a duplicate rarely helps).
 

@@ -90,7 +90,8 @@ from threadpoolctl import threadpool_limits
 
 from .features import PAIR_FEATURES, PLAYER_FEATURES
 
-MODEL_VERSION = 3  # 3: pooled evidence (z) features, signature learner; 2: free-choice, learner choice
+MODEL_VERSION = 4  # 4: hidden-card shifts fitted (hc_shifts); 3: pooled evidence (z) features,
+# signature learner; 2: free-choice, learner choice
 PAIR_MECHANISMS = ("card_feeding", "soft_play", "chip_dumping", "multi_account")
 PLAYER_MECHANISMS = ("bot", "hidden_card", "timeout_abuse")
 MECHANISMS = PAIR_MECHANISMS + PLAYER_MECHANISMS
@@ -176,6 +177,71 @@ POOLED: dict[str, str] = {"hidden_card": "hc_lr", "timeout_abuse": "auto_disc_z"
                           "chip_dumping": "dump_z"}
 #: below this many training positives a mechanism in POOLED is scored by its pooled z
 POOLED_BELOW = 30
+
+
+#: hidden-card likelihood ratio (features.py, ``hcev``): component -> (its z column, its
+#: evidence count column, the prior shift per decision at intensity 1 that the feature SQL
+#: uses: training world 1101's cheaters, session 4)
+HC_COMPONENTS: dict[str, tuple[str, str, float]] = {
+    "stock": ("stock_z", "n_stock_dec", 0.27),
+    "discards": ("hc_all_z", "n_next_disc", 0.24),
+    "starts": ("mi_hb_z", "n_hb_starts", 0.49),
+}
+HC_PRIOR_SHIFTS: dict[str, float] = {k: v[2] for k, v in HC_COMPONENTS.items()}
+#: a component's shift is estimated from the training cheaters who played it when there are
+#: at least this many of them; below, the prior stands
+HC_SHIFT_MIN_CASES = 3
+#: the lowest shift an estimate may take: a context the training world's cheaters did not
+#: use weighs little, but an estimate at or below 0 (noise on a few cases) must not turn
+#: evidence into its opposite
+HC_SHIFT_FLOOR = 0.02
+#: the intensity grid the ratio averages over (features.py, ``hcll``)
+HC_GRID = np.array([0.05 + i * 2.95 / 19 for i in range(20)])
+
+
+def hc_shifts(players: pl.DataFrame, cheaters: set[str] | frozenset[str]) -> dict[str, Any]:
+    """The hidden-card shifts per decision, estimated from a training world's cheaters.
+
+    Under "cheater of intensity t" a component's z is N(t d sqrt(n), 1), so z / sqrt(n)
+    estimates t d; its mean over the training cheaters who played that context is the
+    shift ``d`` at their mean intensity (the ratio averages over t anyway). Why fitted and
+    not fixed (session 15; DETECTION.md "Not done" since round 7): the constants in the
+    feature SQL are one simulated world's effect sizes, and a platform's confirmed cheaters
+    may use one context more than another; the fit weighs each context by what its own
+    cases show. Returns ``{"shifts": {component: d}, "cases": {component: n}}``; a
+    component with fewer than :data:`HC_SHIFT_MIN_CASES` cases keeps its prior."""
+    shifts, cases = dict(HC_PRIOR_SHIFTS), {}
+    rows = players.filter(pl.col("player").is_in(sorted(cheaters)))
+    for name, (z_col, n_col, _prior) in HC_COMPONENTS.items():
+        if z_col not in rows.columns or n_col not in rows.columns:
+            cases[name] = 0
+            continue
+        got = rows.filter(pl.col(z_col).is_not_null() & (pl.col(n_col) > 0))
+        cases[name] = got.height
+        if got.height >= HC_SHIFT_MIN_CASES:
+            per = got.get_column(z_col).to_numpy() / np.sqrt(got.get_column(n_col).to_numpy())
+            shifts[name] = round(max(float(per.mean()), HC_SHIFT_FLOOR), 4)
+    return {"shifts": shifts, "cases": cases}
+
+
+def hc_lr_of(players: pl.DataFrame, shifts: dict[str, float]) -> np.ndarray:
+    """``hc_lr`` recomputed with ``shifts`` (the feature SQL's formula, in numpy): log of
+    the mean over :data:`HC_GRID` of prod exp(mu z - mu^2 / 2), mu = t d sqrt(n), over the
+    components the player has a z for; 0 with none. With :data:`HC_PRIOR_SHIFTS` it is
+    the feature column itself."""
+    ll = np.zeros((players.height, len(HC_GRID)))
+    for name, (z_col, n_col, _prior) in HC_COMPONENTS.items():
+        missing = [c for c in (z_col, n_col) if c not in players.columns]
+        if missing:
+            raise ModelError(f"the player features lack {', '.join(missing)} (features older "
+                             "than version 10): recompute them with this rummyguard")
+        z = players.get_column(z_col).cast(pl.Float64).to_numpy()
+        n = players.get_column(n_col).cast(pl.Float64).fill_null(0).to_numpy()
+        has = ~np.isnan(z)
+        mu = np.outer(shifts[name] * np.sqrt(n), HC_GRID)
+        ll += np.where(has[:, None], mu * np.nan_to_num(z)[:, None] - mu ** 2 / 2, 0.0)
+    mx = ll.max(axis=1)
+    return mx + np.log(np.exp(ll - mx[:, None]).mean(axis=1))
 
 
 def _pooled(columns: list[int]) -> Any:
@@ -390,6 +456,10 @@ class FraudModel:
     supervised: dict[str, Any] = field(default_factory=dict)  # name -> calibrated classifier
     anomaly: dict[str, Any] = field(default_factory=dict)  # level -> detector
     trained_on: dict[str, Any] = field(default_factory=dict)  # positives per model, world
+    #: hidden-card shifts per decision fitted on the training world (:func:`hc_shifts`);
+    #: the supervised models read ``hc_lr`` recomputed with them. Empty: the feature column
+    #: as computed (the frames lacked the evidence counts, e.g. hand-made test frames)
+    hc_fit: dict[str, Any] = field(default_factory=dict)
 
     # -- training ---------------------------------------------------------------------------
     def fit(self, players: pl.DataFrame, pairs: pl.DataFrame,
@@ -422,7 +492,6 @@ class FraudModel:
             ignore_players: frozenset[str] | set[str],
             ignore_pairs: frozenset[tuple[str, str]] | set[tuple[str, str]]) -> FraudModel:
         pf = pair_frame(pairs, players)
-        xp = to_matrix(players, self.player_features)
         xq = to_matrix(pf, self.pair_features)
         pids = players.get_column("player").to_list()
         keys = list(zip(pf.get_column("p1").to_list(), pf.get_column("p2").to_list(), strict=True))
@@ -430,6 +499,16 @@ class FraudModel:
         drop_q = set().union(*(pair_pos.get(m, set()) for m in exclude)) if exclude else set()
         drop_p |= ignore_players
         drop_q |= ignore_pairs
+        # the hidden-card shifts from this world's acted cheaters; a run that leaves hidden
+        # card out (leave-one-mechanism-out) must not read its labels: the priors stand
+        self.hc_fit = {}
+        if all(c in players.columns for _z, c, _d in HC_COMPONENTS.values()):
+            cheaters = set() if "hidden_card" in exclude else \
+                set(player_pos.get("hidden_card", set())) - drop_p
+            self.hc_fit = hc_shifts(players, cheaters)
+            self.trained_on["hc_shifts"] = self.hc_fit
+        xp = self._player_matrix(players, supervised=True)
+        xp_plain = to_matrix(players, self.player_features)
         keep_p = np.array([p not in drop_p for p in pids], dtype=bool)
         keep_q = np.array([k not in drop_q for k in keys], dtype=bool)
         for m in MECHANISMS:
@@ -449,12 +528,22 @@ class FraudModel:
         any_q = set().union(*(v for m, v in pair_pos.items() if m not in exclude))
         self._fit_one("any_player", xp[keep_p], np.array([p in any_p for p in pids])[keep_p])
         self._fit_one("any_pair", xq[keep_q], np.array([k in any_q for k in keys])[keep_q])
-        self.anomaly = {"player": anomaly_detector("player").fit(xp),
+        # the unsupervised half reads the features as computed: no label enters it
+        self.anomaly = {"player": anomaly_detector("player").fit(xp_plain),
                         "pair": anomaly_detector("pair").fit(xq)}
         labelled = set().union(*player_pos.values()) | {p for v in pair_pos.values() for k in v for p in k}
         honest = keep_p & np.array([p not in labelled for p in pids], dtype=bool)
-        self.trained_on["unseen_cut"] = unseen_cut(self.anomaly["player"], xp[honest])
+        self.trained_on["unseen_cut"] = unseen_cut(self.anomaly["player"], xp_plain[honest])
         return self
+
+    def _player_matrix(self, players: pl.DataFrame, supervised: bool) -> np.ndarray:
+        """The player feature matrix; for the supervised models with ``hc_lr`` recomputed
+        from the fitted hidden-card shifts (:attr:`hc_fit`)."""
+        x = to_matrix(players, self.player_features)
+        fit = getattr(self, "hc_fit", None)  # absent from a pickle of an older build
+        if supervised and fit and "hc_lr" in self.player_features and players.height:
+            x[:, self.player_features.index("hc_lr")] = hc_lr_of(players, fit["shifts"])
+        return x
 
     def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray,
                  signature: list[int] | None = None, pooled: list[int] | None = None,
@@ -499,7 +588,8 @@ class FraudModel:
 
     def _predict(self, players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         pf = pair_frame(pairs, players)
-        xp = to_matrix(players, self.player_features)
+        xp = self._player_matrix(players, supervised=True)
+        xp_plain = to_matrix(players, self.player_features)
         xq = to_matrix(pf, self.pair_features)
         ps: dict[str, Any] = {"player": players.get_column("player")}
         qs: dict[str, Any] = {"p1": pf.get_column("p1"), "p2": pf.get_column("p2")}
@@ -508,7 +598,7 @@ class FraudModel:
             x = xq if is_pair else xp
             prob = clf.predict_proba(x)[:, 1] if len(x) else np.zeros(0)
             (qs if is_pair else ps)[name] = prob
-        for level, x, out in (("player", xp, ps), ("pair", xq, qs)):
+        for level, x, out in (("player", xp_plain, ps), ("pair", xq, qs)):
             det = self.anomaly.get(level)
             if len(x) and det is None:
                 det = anomaly_detector(level).fit(x)

@@ -183,9 +183,11 @@ def test_ring_signals_end_with_their_evidence_count(world: World) -> None:
 
 # -- evidence: it exists, is the subject's, and shows the mechanism ---------------------------
 _FEED = re.compile(r"^(\S+) discarded (\S+): meld gain (\d) to (\S+)'s hidden hand, where (\d+) "
-                   r"cards equally useless to \1 averaged ([\d.]+)(?:; (\S+) took it)?$")
+                   r"cards (?:equally useless to \1|worth as much to \1 \(meld value (?P<keep>\d) to "
+                   r"his own hand\)) averaged ([\d.]+)(?:; (\S+) took it)?$")
 _HIDE = re.compile(r"^(\S+) discarded (\S+): gain (\d) to (\S+)'s hidden hand where (\d+) cards "
-                   r"equally useless to \1, and alike on the public record, averaged ([\d.]+)$")
+                   r"(?:equally useless to \1|worth as much to \1 \(meld value (?P<keep>\d) to his "
+                   r"own hand\)), and alike on the public record, averaged ([\d.]+)$")
 _STOCK = re.compile(r"^(\S+) drew from the stock although the visible pile top was of use "
                     r"\(meld gain (\d)\): the hidden stock top was worth (\d)$")
 _PILE = re.compile(r"^(\S+) took the pile top of little use \(meld gain (\d)\) over the stock: "
@@ -220,6 +222,13 @@ class Store:
         row = self.con.execute("SELECT actor, type, payload::VARCHAR, ts FROM events "
                                "WHERE game_id = ? AND seq = ?", [game, seq]).fetchone()
         return None if row is None else (row[0], row[1], orjson.loads(row[2] or "{}"), row[3])
+
+    def keep_gain(self, game: str, seq: int, player: str) -> int:
+        """What the discarded card was worth to its discarder (the facts' ``keep_gain``)."""
+        row = self.con.execute("SELECT any_value(keep_gain) FROM fraud.discards WHERE game_id = ? "
+                               "AND seq = ? AND player = ?", [game, seq, player]).fetchone()
+        assert row is not None and row[0] is not None, (game, seq, player)
+        return int(row[0])
 
     def seated(self, game: str) -> set[str]:
         return {r[0] for r in self.con.execute(
@@ -261,8 +270,9 @@ def _check_evidence(st: Store, flag: dict[str, Any], e: dict[str, Any]) -> str |
     assert who in players and who in seated, (flag["subject"], e)
     pair_like = flag["subject_kind"] != "player"
     if m := _FEED.match(what):
-        _p, card, gain, target, _n, alt, took = m.groups()
+        _p, card, gain, target, _n, keep, alt, took = m.groups()
         assert (actor, etype) == (who, "Discarded") and payload["card"] == card, (e, ev)
+        assert st.keep_gain(game, seq, who) == int(keep or 0), e  # "useless" only when it was
         assert target in seated and target != who and int(gain) > float(alt), e
         if pair_like:
             assert target in players, (flag["subject"], e)
@@ -272,8 +282,9 @@ def _check_evidence(st: Store, flag: dict[str, Any], e: dict[str, Any]) -> str |
             assert draw is not None and draw["source"] == "discard" and card in draw["cards"], e
         return "feed"
     if m := _HIDE.match(what):
-        _p, card, gain, target, _n, alt = m.groups()
+        _p, card, gain, target, _n, keep, alt = m.groups()
         assert (actor, etype) == (who, "Discarded") and payload["card"] == card, (e, ev)
+        assert st.keep_gain(game, seq, who) == int(keep or 0), e
         assert target in seated and int(gain) < float(alt), e
         return "hide"
     if m := _STOCK.match(what):

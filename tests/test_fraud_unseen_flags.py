@@ -81,3 +81,42 @@ def test_a_heavy_honest_player_is_not_unusual_by_his_low_likelihood_ratio() -> N
     cheater[:, lr] = 15.0
     assert det.score(regular).max() == 0.0
     assert det.score(cheater).min() > 10
+
+
+def test_a_player_the_any_model_scores_high_is_flagged_with_his_likeliest_mechanism(
+        fitted: FraudModel) -> None:
+    """Session 15: a Michigan-only bot scored 0.97 on ``any_player`` and 0.26 on ``bot``
+    and no flag showed him. A player whose ``any`` probability reaches the threshold while
+    no mechanism's does is a model flag: the ``any`` probability as score, the likeliest
+    mechanism named. Pairs keep their mechanism probabilities only (on a development
+    world the same rule for pairs was wrong more often than right)."""
+    import polars as pl
+
+    scored = _world(12, bots=["m0"], cheaters=["c9"], n_honest=200, labelled=())
+    ps, qs = fitted.predict(scored.players, scored.pairs)
+    honest = sorted(p for p in ps.get_column("player").to_list() if p.startswith("h"))
+    quiet, loud = honest[0], honest[1]
+    mechs = [c for c in ("bot", "hidden_card", "timeout_abuse") if c in ps.columns]
+    ps = ps.with_columns(
+        *[pl.when(pl.col("player").is_in([quiet, loud])).then(0.05).otherwise(pl.col(m)).alias(m)
+          for m in mechs],
+        pl.when(pl.col("player") == quiet).then(0.3).when(pl.col("player") == loud).then(0.97)
+        .otherwise(pl.col("any_player")).alias("any_player"),
+        pl.when(pl.col("player").is_in([quiet, loud])).then(False).otherwise(pl.col("beyond_tail"))
+        .alias("beyond_tail"))
+    if "bot" in ps.columns:
+        ps = ps.with_columns(pl.when(pl.col("player") == loud).then(0.26).otherwise(pl.col("bot"))
+                             .alias("bot"))
+    k1, k2 = qs.get_column("p1")[0], qs.get_column("p2")[0]
+    qs = qs.with_columns(*[pl.lit(0.05).alias(m) for m in ("card_feeding", "soft_play",
+                                                             "chip_dumping", "multi_account")
+                           if m in qs.columns], pl.lit(0.99).alias("any_pair"))
+    rows = build_flags(scored.con, scored.players, scored.pairs, ps, qs, [], supervised=True).to_dicts()
+    got = [r for r in rows if r["subject"] == loud]
+    assert len(got) == 1 and got[0]["source"] == "model"
+    assert got[0]["score"] == pytest.approx(0.97)
+    # the likeliest of the mechanisms the model scores (this one was trained on hidden
+    # card only; with a bot model, 0.26 against 0.05 would name "bot")
+    assert got[0]["mechanism"] == ("bot" if "bot" in mechs else "hidden_card")
+    assert not [r for r in rows if r["subject"] == quiet]  # any 0.3: below the threshold
+    assert not [r for r in rows if r["subject_kind"] == "pair" and r["subject"] == f"{k1}|{k2}"]
