@@ -37,7 +37,8 @@ def db_path(db: Path | None) -> Path:
     with a view over it, so ``ingest log.jsonl --db log.jsonl`` would report events
     stored and keep none of them.
     """
-    path = db if db is not None else Path(os.environ.get(DB_ENV, DEFAULT_DB))
+    # an empty $RUMMYGUARD_DB (``RUMMYGUARD_DB= rummyguard ...``) is unset, not the folder "."
+    path = db if db is not None else Path(os.environ.get(DB_ENV) or DEFAULT_DB)
     if path.is_file():
         from ..events.store import is_duckdb_file
 

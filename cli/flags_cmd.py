@@ -87,6 +87,6 @@ def flags(
         print_json({"total": total, "flags": _flag_rows(df)})
         return
     if df.height == 0:
-        print("no flags")
+        print(f"no flags shown of {total} (--top 0)" if total else "no flags")
         return
     _print_flags(df)

@@ -201,6 +201,8 @@ def resolve_model(value: str | None, *, note: Callable[[str], None] | None = Non
     with a one-line reason when the value cannot be used."""
     if value is None:
         value = os.environ.get("RUMMYGUARD_MODEL") or BUILTIN
+        if value not in (BUILTIN, NONE) and not Path(value).exists():  # say where it came from
+            raise ModelError(f"no model file at {value} (from $RUMMYGUARD_MODEL)")
     if not value.strip():  # Path("") is ".", the working folder: say what was wrong
         raise ModelError("--model is empty: give 'builtin', 'none' or a model file")
     if value == NONE:

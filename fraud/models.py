@@ -625,7 +625,8 @@ def load_model(path: str | Path) -> FraudModel:
     try:
         model = joblib.load(p)
     except Exception as exc:  # a corrupt or foreign file: say so in one line
-        raise ModelError(f"{p} is not a rummyguard model: {type(exc).__name__}: {exc}") from None
+        raise ModelError(f"{p} is not a rummyguard model (a file `rummyguard eval --save-model` "
+                         f"wrote): {type(exc).__name__}: {exc}") from None
     if not isinstance(model, FraudModel):
         raise ModelError(f"{p} is not a rummyguard model (it holds {type(model).__name__})")
     if model.version != MODEL_VERSION:

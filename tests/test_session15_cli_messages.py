@@ -1,0 +1,50 @@
+"""Session 15, a risk analyst's walk through the CLI (persona test): three messages that
+named the wrong thing. Each is one line on stderr with exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rummyguard.cli.app import app
+
+EXAMPLE = Path(__file__).parent / "data" / "spec" / "classic-3p.jsonl"
+
+
+def _store(tmp_path: Path) -> str:
+    db = tmp_path / "s.duckdb"
+    assert CliRunner().invoke(app, ["ingest", str(EXAMPLE), "--db", str(db), "--no-progress"]).exit_code == 0
+    return str(db)
+
+
+def _err(args: list[str], env: dict[str, str], cwd: Path, monkeypatch: object) -> str:
+    monkeypatch.chdir(cwd)  # type: ignore[attr-defined]
+    out = CliRunner().invoke(app, args, env=env)
+    assert out.exit_code == 2, (out.exit_code, out.stdout, out.stderr)
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    return lines[0]
+
+
+def test_an_empty_store_variable_means_the_default_store(tmp_path: Path, monkeypatch: object) -> None:
+    """``RUMMYGUARD_DB= rummyguard flags`` said "no store at ." (the empty path is the
+    working folder); an empty variable is an unset one."""
+    line = _err(["flags"], {"RUMMYGUARD_DB": ""}, tmp_path, monkeypatch)
+    assert "no store at rummyguard.duckdb" in line, line
+
+
+def test_a_bad_model_variable_is_named(tmp_path: Path, monkeypatch: object) -> None:
+    """``RUMMYGUARD_MODEL=bogus rummyguard scan`` said "no model file at bogus", leaving the
+    analyst to find where "bogus" came from."""
+    line = _err(["scan", "--db", _store(tmp_path)], {"RUMMYGUARD_MODEL": "bogus"},
+                tmp_path, monkeypatch)
+    assert "bogus" in line and "$RUMMYGUARD_MODEL" in line, line
+
+
+def test_a_file_that_is_no_model_says_what_a_model_is(tmp_path: Path, monkeypatch: object) -> None:
+    labels = tmp_path / "labels.json"
+    labels.write_text('{"mechanisms": []}', encoding="utf-8")
+    line = _err(["scan", "--db", _store(tmp_path), "--model", str(labels)], {},
+                tmp_path, monkeypatch)
+    assert "is not a rummyguard model" in line and "--save-model" in line, line
