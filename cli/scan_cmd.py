@@ -22,7 +22,8 @@ def scan(
         "alone. $RUMMYGUARD_MODEL changes the default.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     parquet: Path | None = typer.Option(
-        None, "--parquet", help="Also write the fact tables as Parquet files into this folder.",
+        None, "--parquet", help="Also write the fact tables as Parquet files into this folder "
+        "(a new or empty one, or one an earlier scan wrote).",
         show_default=False),
     workers: int = typer.Option(min(2, os.cpu_count() or 1), "--workers", min=0,
                                 help="Processes for the replay + facts map (0 = in process)."),
@@ -61,6 +62,16 @@ def scan(
         fail("--address and --from-parquet go with --engine ray")
     if parquet is not None and parquet.exists() and not parquet.is_dir():
         fail(f"--parquet {parquet} exists and is not a folder (it names the folder to write into)")
+    if parquet is not None and parquet.is_dir():
+        # a folder an earlier scan wrote is rewritten (the nightly case); anything else in
+        # it (an export's partitions, other files) would be mixed with the facts
+        from ..fraud.facts import TABLES
+
+        ours = {f"{t}.parquet" for t in TABLES}
+        other = sorted(p.name for p in parquet.iterdir() if p.name not in ours)
+        if other:
+            fail(f"--parquet {parquet} holds other files ({', '.join(other[:3])}"
+                 f"{', ...' if len(other) > 3 else ''}): give an empty folder or one a scan wrote")
     if not db_path(db).is_file():
         fail(f"no store at {db_path(db)} (run `rummyguard ingest` first)")
     try:

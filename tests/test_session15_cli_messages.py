@@ -48,3 +48,23 @@ def test_a_file_that_is_no_model_says_what_a_model_is(tmp_path: Path, monkeypatc
     line = _err(["scan", "--db", _store(tmp_path), "--model", str(labels)], {},
                 tmp_path, monkeypatch)
     assert "is not a rummyguard model" in line and "--save-model" in line, line
+
+
+def test_scan_parquet_refuses_a_folder_of_other_files(tmp_path: Path, monkeypatch: object) -> None:
+    """``scan --parquet DIR`` wrote its fact files into an export folder (breaking its Hive
+    layout for DuckDB and Polars) or beside unrelated files. A folder holding anything but
+    the facts an earlier scan wrote is refused before the scan runs; that folder itself is
+    rewritten."""
+    db = _store(tmp_path)
+    busy = tmp_path / "busy"
+    (busy / "variant=classic").mkdir(parents=True)
+    line = _err(["scan", "--db", db, "--model", "none", "--no-progress", "--parquet", str(busy)],
+                {}, tmp_path, monkeypatch)
+    assert "holds other files (variant=classic)" in line, line
+    assert [p.name for p in busy.iterdir()] == ["variant=classic"]  # nothing written
+    facts = tmp_path / "facts"
+    for _ in range(2):  # the nightly case: the same folder again
+        out = CliRunner().invoke(app, ["scan", "--db", db, "--model", "none", "--no-progress",
+                                       "--parquet", str(facts)])
+        assert out.exit_code == 0, out.stderr
+    assert {p.suffix for p in facts.iterdir()} == {".parquet"}
