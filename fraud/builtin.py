@@ -26,8 +26,10 @@ what the features measure (FEATURES_VERSION 8), and again in the ninth after the
 learned soft play's "delay going out": round 11's held-out figures are that model's. The
 twelfth session rebuilt it from the same world for FEATURES_VERSION 9 (Rummies held back);
 a four times larger training world (64,000 games) was tried on a development world and not
-kept: it did no better there. Round 12's held-out figures (world 6262) are this model's
-(DETECTION.md, round 12). Its feature tables are computed by
+kept: it did no better there. Round 12's held-out figures (world 6262) are that model's
+(DETECTION.md, round 12). The fifteenth session rebuilt it from the same world for
+FEATURES_VERSION 10 (the evidence counts behind ``hc_lr``, whose shifts the model now fits);
+round 13's figures (world 8585) are this model's. Its feature tables are computed by
 fraud/features.py; :data:`~rummyguard.fraud.features.FEATURES_VERSION` is recorded in the
 bundle, and a bundle of another version is refused (bump the version when a feature's
 definition changes, then rebuild the bundle; ``tests/test_builtin_model.py`` holds the two

@@ -507,7 +507,7 @@ class FraudModel:
                 set(player_pos.get("hidden_card", set())) - drop_p
             self.hc_fit = hc_shifts(players, cheaters)
             self.trained_on["hc_shifts"] = self.hc_fit
-        xp = self._player_matrix(players, supervised=True)
+        xp = self._supervised_matrix(players)
         xp_plain = to_matrix(players, self.player_features)
         keep_p = np.array([p not in drop_p for p in pids], dtype=bool)
         keep_q = np.array([k not in drop_q for k in keys], dtype=bool)
@@ -536,12 +536,13 @@ class FraudModel:
         self.trained_on["unseen_cut"] = unseen_cut(self.anomaly["player"], xp_plain[honest])
         return self
 
-    def _player_matrix(self, players: pl.DataFrame, supervised: bool) -> np.ndarray:
-        """The player feature matrix; for the supervised models with ``hc_lr`` recomputed
-        from the fitted hidden-card shifts (:attr:`hc_fit`)."""
+    def _supervised_matrix(self, players: pl.DataFrame) -> np.ndarray:
+        """The player feature matrix the supervised models read: ``hc_lr`` recomputed with
+        the fitted hidden-card shifts (:attr:`hc_fit`; the unsupervised half reads the
+        features as computed)."""
         x = to_matrix(players, self.player_features)
         fit = getattr(self, "hc_fit", None)  # absent from a pickle of an older build
-        if supervised and fit and "hc_lr" in self.player_features and players.height:
+        if fit and "hc_lr" in self.player_features and players.height:
             x[:, self.player_features.index("hc_lr")] = hc_lr_of(players, fit["shifts"])
         return x
 
@@ -588,7 +589,7 @@ class FraudModel:
 
     def _predict(self, players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         pf = pair_frame(pairs, players)
-        xp = self._player_matrix(players, supervised=True)
+        xp = self._supervised_matrix(players)
         xp_plain = to_matrix(players, self.player_features)
         xq = to_matrix(pf, self.pair_features)
         ps: dict[str, Any] = {"player": players.get_column("player")}
