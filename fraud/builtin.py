@@ -19,7 +19,7 @@ first use (about a minute, once), then cached:
 
 The bundle is built by ``benchmarks/detection/build_builtin.py`` from a simulated world
 (seed 1101, 16,000 games, 3,200 accounts, 6 % fraud: the training world of DETECTION.md
-rounds 6-12). It was rebuilt in the eighth session from the same seed after the
+rounds 6-13). It was rebuilt in the eighth session from the same seed after the
 simulator's audit removed two tells (a shared device was only ever a multi-account's; a
 dumping pair's Rummy 500 tables were always tournaments) and the facts' audit changed
 what the features measure (FEATURES_VERSION 8), and again in the ninth after the simulator
