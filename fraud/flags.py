@@ -38,7 +38,10 @@ Decisions (audit 4, "explanations must be true"):
   ``co_games``) against the population, so thin evidence is visible.
 - A ring's mechanism is the pair mechanism its internal links carry most (summed link
   weight); its signals are ``internal_links`` and, per collusion signal, the value of the
-  ring's strongest internal pair against the pair population.
+  ring's strongest internal pair against the pair population. A member those signals do
+  not name (the graph joins accounts that share a device, whatever their play) gets his
+  shared device (else IP) link as a signal naming the pair, and the connection as
+  evidence (session 15: a household tablet put an honest account in a ring silently).
 - Evidence must show the move the signal names: hidden-card stock draws are close calls
   (the visible pile top was of use, ``pile_gain >= 1``), since drawing from the stock over
   a useless pile top is what every honest player does; shared-identifier evidence uses
@@ -565,6 +568,23 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
             links.append((w, k, m))
         links.sort(key=lambda t: (-t[0], t[1]))
         signals = _ring_signals(pairs, [k for _, k, _ in links], qindex, mech, q_pct, q_med)
+        # a member whose link shows in none of those signals (the graph joins accounts that
+        # share a device, whatever the pair's play): his shared identifier, and its evidence
+        named = {m for sig in signals for m in str(sig.get("pair", "")).split("|")}
+        id_links = [x for x in (_shared_id_link(pairs, qindex, k, q_pct, q_med) for k in inner)
+                    if x is not None]
+        id_ev: list[dict[str, Any]] = []
+        for member in ring.members:
+            if member in named:
+                continue
+            own = [(sig, k) for sig, k in id_links if member in k]
+            if own:
+                sig, k = max(own, key=lambda t: (t[0]["signal"] == "shared_devices",
+                                                 t[0]["value"], t[1]))
+                signals.append(sig)
+                named |= set(k)
+                other = k[1] if k[0] == member else k[0]
+                _add_new_moves(id_ev, _shared_id_evidence(con, member, other, limit=1))
         signals.append({"signal": "internal_links", "value": ring.edges, "population_median": None,
                         "percentile": None, "suspicious_when": "evidence count"})
         ev: list[dict[str, Any]] = []
@@ -572,6 +592,7 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
             _add_new_moves(ev, evidence_for(con, mech, [a, b], limit=2))
             if len(ev) >= 5:
                 break
+        ev = ev[: 5 - len(id_ev[:5])] + id_ev[:5]
         flags.append(_flag("ring", list(ring.members), ring.score, mech, "graph", signals, con,
                            evidence=ev[:5]))
     # with a model, its flags (probabilities) come first and the unusual players (anomaly
@@ -609,6 +630,22 @@ def _ring_signals(pairs: pl.DataFrame, inner: list[tuple[str, str]], qindex: dic
             out.append(sig)
     out.sort(key=lambda s: (-s["percentile"], s["signal"]))
     return out[:top]
+
+
+def _shared_id_link(pairs: pl.DataFrame, qindex: dict[tuple[str, str], int], key: tuple[str, str],
+                    pct: dict[str, np.ndarray], medians: dict[str, float],
+                    ) -> tuple[dict[str, Any], tuple[str, str]] | None:
+    """The shared device (else IP) count of a ring's internal pair as a signal naming the
+    pair, or None when the two share neither."""
+    i = qindex[key]
+    for feat in ("shared_devices", "shared_ips"):
+        value = pairs.get_column(feat)[i] if feat in pairs.columns else None
+        if value and value > 0 and feat in pct:
+            p = pct[feat][i]
+            sig = _signal(pairs, i, feat, float(p) if np.isfinite(p) else 1.0, medians, 1)
+            sig["pair"] = "|".join(key)
+            return sig, key
+    return None
 
 
 def replay_command(game_id: str, seq: int) -> str:

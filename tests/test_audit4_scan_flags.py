@@ -131,6 +131,37 @@ def test_ring_flag_names_its_mechanism_and_signals_against_the_pair_population()
     assert ev[0]["what"].startswith("a discarded 8C: meld gain 2 to b's hidden hand")
 
 
+def test_a_ring_member_linked_by_a_shared_device_only_gets_its_signal_and_evidence() -> None:
+    """Session 15 (persona test): a ring of two colluders and a third account joined only
+    by a device it shares with one of them listed signals and evidence of the colluding
+    pair alone; nothing said why the third account was in the ring. Its shared device is
+    now a signal naming the pair, with the connection as evidence."""
+    members = ("a", "b", "c")
+    others = [f"x{i:02d}" for i in range(12)]
+    keys = [("a", "b"), ("b", "c"), *zip(others[::2], others[1::2], strict=True)]
+    cols: dict[str, list[Any]] = {"p1": [k[0] for k in keys], "p2": [k[1] for k in keys]}
+    for f in PAIR_FEATURES:
+        cols[f] = [0.0] * len(keys)
+    for f in ("collude_z", "take_z", "tie_z", "tie_t"):
+        cols[f][0] = 20.0  # a|b: the colluding pair
+    cols["shared_devices"][1] = 1.0  # b|c: a household tablet, nothing else
+    pairs = pl.DataFrame(cols)
+    qscore = pairs.select(["p1", "p2"]).with_columns(pl.lit(0.5).alias("anomaly"))
+    players = _players()
+    session = {"event": "connect", "ts_ms": 0, "ip_hash": None, "client": "web"}
+    con = facts_db(sessions=[{**session, "game_id": "g1", "seq": 1, "player": "b", "device_hash": "dev9"},
+                             {**session, "game_id": "g2", "seq": 2, "player": "c", "device_hash": "dev9"}])
+    flags = build_flags(con, players, pairs, players.select("player").with_columns(
+        pl.lit(0.5).alias("anomaly")), qscore, [Ring(members, 0.9, 2)], supervised=False)
+    (row,) = flags.iter_rows(named=True)
+    sig = orjson.loads(row["signals"])
+    assert sig[-1]["signal"] == "internal_links"
+    shared = [x for x in sig if x["signal"] == "shared_devices"]
+    assert shared and shared[0]["pair"] == "b|c" and shared[0]["value"] == 1.0, sig
+    ev = orjson.loads(row["evidence"])
+    assert {"game_id": "g2", "seq": 2, "what": "c connected from device dev9, also used by b"} in ev, ev
+
+
 # -- evidence: the move the signal names -------------------------------------------------------
 def test_hidden_card_stock_evidence_is_a_close_call() -> None:
     """Drawing from the stock over a useless pile top is what everyone does: only a stock
