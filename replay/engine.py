@@ -363,9 +363,19 @@ class GameEngine:
         previous event's hash and each ``hash`` covers the event's content."""
         claimed = event.get("hash")
         has_hash = claimed is not None
+        if (event.get("prev_hash") is None) == has_hash:
+            # one link field without the other: say so, once, as ingest does ("only one of
+            # prev_hash/hash is present"); the other checks would only echo it three ways
+            self._finding(seq, "LOG-CHAIN", "only one of prev_hash and hash is present "
+                          "(a chained event carries both, an unchained one neither)")
+            if self.chained is None:
+                self.chained = True
+            if has_hash:
+                self.prev_hash = claimed  # type: ignore[assignment]
+            return
         if self.chained is None:
             self.chained = has_hash
-        if has_hash != self.chained or (event.get("prev_hash") is None) == has_hash:
+        if has_hash != self.chained:
             self._finding(seq, "LOG-CHAIN", "the game mixes chained and unchained events")
             self.chained = has_hash
         if has_hash:

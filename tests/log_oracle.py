@@ -11,7 +11,8 @@ What it checks, per event in the order given (EVENTS.md "The envelope"):
   event taken is not ``GameCreated`` (the replay halts); a second ``GameCreated``.
 - ``LOG-SEQ``: ``seq`` contiguous from 0: a repeat or step back (event skipped: it is a
   duplicate or out of order), a jump ahead (a gap; the event is taken).
-- ``LOG-CHAIN``: a game is all chained (both hash fields) or all not; ``prev_hash`` is the
+- ``LOG-CHAIN``: a game is all chained (both hash fields) or all not (an event with one of
+  the two fields is one finding, and no other chain check; session 15); ``prev_hash`` is the
   previous taken event's ``hash`` (64 zeros before seq 0); ``hash`` is
   ``sha256(JCS(event without "hash"))`` over the event as written (never its upcast).
 - ``LOG-EVENT``: a ``type`` not in the catalog (skipped, the replay goes on), a ``v``
@@ -156,12 +157,19 @@ def predict(events: list[dict[str, Any]]) -> Prediction:
             p.findings.append((seq, "LOG-SEQ"))
         expected = seq + 1
         has_hash, has_prev = "hash" in e, "prev_hash" in e
-        if chained is None:
-            chained = has_hash
-        if has_hash != chained or has_prev != has_hash:
+        if has_prev != has_hash:  # one link field only: one finding, no other chain check
             p.findings.append((seq, "LOG-CHAIN"))
-            chained = has_hash
-        if has_hash:
+            if chained is None:
+                chained = True
+            if has_hash:
+                prev = e["hash"]
+        else:
+            if chained is None:
+                chained = has_hash
+            if has_hash != chained:
+                p.findings.append((seq, "LOG-CHAIN"))
+                chained = has_hash
+        if has_hash and has_prev:
             if e.get("prev_hash") != prev:
                 p.findings.append((seq, "LOG-CHAIN"))
             if sha(e) != e["hash"]:

@@ -104,3 +104,23 @@ def test_at_a_quarantined_seq_says_what_it_is(tmp_path: Path) -> None:
     assert f"--at {last + 1}: that seq is a line of the game that is not a valid event" in out.stderr
     far = run("replay", "example-classic", log, "--at", last + 50)
     assert far.exit_code == 2 and "is outside the game" in far.stderr
+
+
+def test_an_event_with_one_link_field_is_one_clear_finding(tmp_path: Path) -> None:
+    """A log whose events carry ``hash`` but no ``prev_hash`` gave three LOG-CHAIN findings
+    per event (mixed chaining, a broken link, a wrong hash) where ingest says it in one
+    line ("only one of prev_hash/hash is present"); now one finding per event, saying so."""
+    from rummyguard.events.hashing import event_hash
+
+    events = []
+    for e in _events():
+        e = {k: v for k, v in e.items() if k not in ("hash", "prev_hash")}
+        e["hash"] = event_hash(e)
+        events.append(e)
+    log = _write(events, tmp_path / "half.jsonl")
+    body = orjson.loads(run("verify", log, "--json").stdout)
+    findings = [f for g in body["games"] for f in g["findings"]]
+    assert len(findings) == len(events), findings[:4]
+    assert {(f["rule"], f["message"]) for f in findings} == {
+        ("LOG-CHAIN", "only one of prev_hash and hash is present "
+                      "(a chained event carries both, an unchained one neither)")}
