@@ -451,7 +451,8 @@ class GameEngine:
     def _check_game_claim(self, event: Event) -> None:
         assert self.variant is not None and self.ctx is not None
         self.game_ended_seq = event["seq"]
-        self._event_ids = None  # the game is over: its ids need not be held any longer
+        # the ids stay held after the end: events after GameEnded are still judged, and a
+        # log written out twice then says "the same event_id again", not "out of order"
         p = event["payload"]
         if not self.variant.is_over():
             self.ctx.discrepancy("GameEnded claims the game ended; by the rules it has not")

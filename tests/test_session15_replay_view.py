@@ -124,3 +124,17 @@ def test_an_event_with_one_link_field_is_one_clear_finding(tmp_path: Path) -> No
     assert {(f["rule"], f["message"]) for f in findings} == {
         ("LOG-CHAIN", "only one of prev_hash and hash is present "
                       "(a chained event carries both, an unchained one neither)")}
+
+
+def test_a_log_written_twice_is_named_a_repeat_after_the_game_ended(tmp_path: Path) -> None:
+    """The example game written out twice (an export run twice into one file): the second
+    copy's events came after GameEnded, where the engine had let go of the event ids, so
+    each was "repeated or out of order" instead of "the same event_id again"."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    log = tmp_path / "twice.jsonl"
+    log.write_text(text + text, encoding="utf-8")
+    body = orjson.loads(run("verify", log, "--json").stdout)
+    findings = [f for g in body["games"] for f in g["findings"]]
+    assert len(findings) == len(_events())
+    assert all(f["rule"] == "LOG-SEQ" and "the same event_id again" in f["message"]
+               for f in findings), findings[:3]
