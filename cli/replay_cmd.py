@@ -36,10 +36,11 @@ from .common import (
     print_json,
 )
 
-#: Events whose timeline sentence names cards only some players saw (a stock draw, a
-#: penalty card, an auto-play's draw, a poker hand): re-described, redacted, for --as.
+#: Events whose timeline sentence names what only some players saw (a stock draw, a
+#: penalty card, an auto-play's draw, a poker hand; another player's IP and device):
+#: re-described, redacted, for --as.
 _HIDDEN_CARD_TYPES = frozenset({"Drew", "Bought", "AutoPlayed", "PokerHandDeclared",
-                                "PlayerConnected"})  # the last: another's IP and device
+                                "PlayerConnected"})
 
 
 def load_events(game_id: str, files: list[Path] | None,
