@@ -3,7 +3,8 @@ behind it (value vs population), and the evidence moves to open in a replay.
 
 A flag's subject is a player, a pair (``"a|b"``) or a ring (``"a|b|c..."``). Its score is
 the calibrated probability of the likeliest mechanism when a trained model is loaded
-(``source = 'model'``; for a player, or the ``any`` model's probability, below), else the anomaly percentile of the unsupervised detector
+(``source = 'model'``; for a player no mechanism flags, the ``any`` model's probability:
+below), else the anomaly percentile of the unsupervised detector
 (``source = 'anomaly'``; the mechanism is then the one whose signature signals are the
 most extreme for the subject). ``signals`` lists the subject's strongest signals for that
 mechanism: value, population median, and the percentile in the direction that is
@@ -592,7 +593,8 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
             _add_new_moves(ev, evidence_for(con, mech, [a, b], limit=2))
             if len(ev) >= 5:
                 break
-        ev = ev[: 5 - len(id_ev[:5])] + id_ev[:5]
+        ev = ev[: 5 - min(len(id_ev), 5)]  # room for each unnamed member's link
+        _add_new_moves(ev, id_ev)
         flags.append(_flag("ring", list(ring.members), ring.score, mech, "graph", signals, con,
                            evidence=ev[:5]))
     # with a model, its flags (probabilities) come first and the unusual players (anomaly
