@@ -507,8 +507,8 @@ class FraudModel:
                 set(player_pos.get("hidden_card", set())) - drop_p
             self.hc_fit = hc_shifts(players, cheaters)
             self.trained_on["hc_shifts"] = self.hc_fit
-        xp = self._supervised_matrix(players)
         xp_plain = to_matrix(players, self.player_features)
+        xp = self._supervised_matrix(players, xp_plain)
         keep_p = np.array([p not in drop_p for p in pids], dtype=bool)
         keep_q = np.array([k not in drop_q for k in keys], dtype=bool)
         for m in MECHANISMS:
@@ -536,14 +536,15 @@ class FraudModel:
         self.trained_on["unseen_cut"] = unseen_cut(self.anomaly["player"], xp_plain[honest])
         return self
 
-    def _supervised_matrix(self, players: pl.DataFrame) -> np.ndarray:
-        """The player feature matrix the supervised models read: ``hc_lr`` recomputed with
-        the fitted hidden-card shifts (:attr:`hc_fit`; the unsupervised half reads the
-        features as computed)."""
-        x = to_matrix(players, self.player_features)
+    def _supervised_matrix(self, players: pl.DataFrame, plain: np.ndarray) -> np.ndarray:
+        """The player feature matrix the supervised models read: ``plain`` (the features as
+        computed, which the unsupervised half reads) with ``hc_lr`` recomputed from the
+        fitted hidden-card shifts (:attr:`hc_fit`)."""
         fit = getattr(self, "hc_fit", None)  # absent from a pickle of an older build
-        if fit and "hc_lr" in self.player_features and players.height:
-            x[:, self.player_features.index("hc_lr")] = hc_lr_of(players, fit["shifts"])
+        if not (fit and "hc_lr" in self.player_features and players.height):
+            return plain
+        x = plain.copy()
+        x[:, self.player_features.index("hc_lr")] = hc_lr_of(players, fit["shifts"])
         return x
 
     def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray,
@@ -589,8 +590,8 @@ class FraudModel:
 
     def _predict(self, players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         pf = pair_frame(pairs, players)
-        xp = self._supervised_matrix(players)
         xp_plain = to_matrix(players, self.player_features)
+        xp = self._supervised_matrix(players, xp_plain)
         xq = to_matrix(pf, self.pair_features)
         ps: dict[str, Any] = {"player": players.get_column("player")}
         qs: dict[str, Any] = {"p1": pf.get_column("p1"), "p2": pf.get_column("p2")}

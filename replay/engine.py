@@ -146,7 +146,7 @@ class GameEngine:
         #: interleaved read holds the ids of its open games only; an id reused by another
         #: game is the readers' to catch (ingest quarantines it as conflict_event_id, and so
         #: do the file readers of verify.py)
-        self._event_ids: set[str | None] | None = set()
+        self._event_ids: set[str | None] = set()
         self.connections: dict[str, list[tuple[int, str, str, str]]] = {}
         self._pre_findings: list[Finding] = []
         #: event type -> (handler, True if it is the engine's own, False if the variant's,
@@ -194,17 +194,16 @@ class GameEngine:
             elif not self._check_order(event, seq):
                 return
             ids = self._event_ids
-            if ids is not None:
-                try:  # a subscript, not .get: a method call per event costs more (no miss here)
-                    event_id = event["event_id"]
-                except KeyError:
-                    event_id = None
-                known = len(ids)
-                ids.add(event_id)  # one hash look-up, not two (`in`, then `add`)
-                # not grown: an id already seen (None, from a direct caller's events, is no id)
-                if len(ids) == known and event_id is not None:
-                    self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
-                                  "event of this game (event ids are unique)")
+            try:  # a subscript, not .get: a method call per event costs more (no miss here)
+                event_id = event["event_id"]
+            except KeyError:
+                event_id = None
+            known = len(ids)
+            ids.add(event_id)  # one hash look-up, not two (`in`, then `add`)
+            # not grown: an id already seen (None, from a direct caller's events, is no id)
+            if len(ids) == known and event_id is not None:
+                self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
+                              "event of this game (event ids are unique)")
             if self.verify_hashes:
                 try:  # subscripts, as for event_id
                     claimed = event["hash"]
@@ -344,8 +343,7 @@ class GameEngine:
         if seq < self.next_seq:
             # say when it is the same event again (a retry, or files that overlap): the
             # support agent's answer is then "merge by ingest", not "the log was reordered"
-            ids = self._event_ids
-            again = ids is not None and event.get("event_id") in ids
+            again = event.get("event_id") in self._event_ids
             what = "repeated: the same event_id again" if again else "repeated or out of order"
             self._finding(
                 seq, "LOG-SEQ", f"seq {seq} {what} (expected {self.next_seq}); event skipped",
