@@ -471,6 +471,8 @@ class Ref:
             self.pass_turn(self.turn, ms(e["ts"]))
             return True
         self.find(seq, "C-TURN")
+        if self.turn is not None and self.started and not self.first_turn:
+            self.had_turn.add(self.turn)  # he drew: that was his turn (CL-TIMER, audit 32)
         # play goes on as the platform applied it: the mover now holds the turn (a reading:
         # the spec does not say whose turn follows a move out of turn)
         if actor in self.hands:

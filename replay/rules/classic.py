@@ -54,6 +54,9 @@ Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is 
   r500 and Liverpool), unlike the ``round`` number, which is a plain claim.
 - Strikes count per game (redeals keep them); a redeal restarts the turn clocks, so
   each player's first turn of the redealt round has the 60 s base again.
+- CL-TIMER's "first turn of the round": a turn in which the player drew counts as his
+  turn even when it ended without a discard (CL-DISCARD) or was broken into by a move
+  out of turn (C-TURN); his next turn has the 30 s base.
 """
 
 from __future__ import annotations
@@ -326,6 +329,8 @@ class ClassicRummy(CardTable):
             ):
                 self.ctx.violation("CL-DISCARD", f"{self.player(seat)} discarded twice in one turn")
                 return seat
+            if self.drawn:  # he drew, so that was a turn of his: his next has the 30 s base
+                self.had_turn.add(self.current)  # (CL-TIMER: "the player's first turn")
             if self.drawn and seat == self.next_active(self.current):
                 self.ctx.violation(
                     "CL-DISCARD", f"{self.player(self.current)}'s turn ended without a discard"
