@@ -100,6 +100,9 @@ def replay(
       rummyguard replay g-000123 --at 57 --as bob  what bob could see then
       rummyguard replay g-000123 --html g.html     a page to step through
     """
+    if files and db is not None:  # silently reading one and not the other misleads
+        fail("give the game's log FILES or --db, not both (with FILES the game is read from "
+             "them, not from a store)")
     if html is not None:
         check_output_file(html, "--html")
     events, bad = load_events(game_id, files, db)

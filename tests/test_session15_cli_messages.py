@@ -68,3 +68,13 @@ def test_scan_parquet_refuses_a_folder_of_other_files(tmp_path: Path, monkeypatc
                                        "--parquet", str(facts)])
         assert out.exit_code == 0, out.stderr
     assert {p.suffix for p in facts.iterdir()} == {".parquet"}
+
+
+def test_replay_refuses_files_and_a_store_together(tmp_path: Path, monkeypatch: object) -> None:
+    """``replay GAME FILES --db S`` read FILES and ignored the store without a word (session
+    16): the support agent could believe he saw the stored game. One or the other."""
+    db = _store(tmp_path)
+    line = _err(["replay", "example-classic", str(EXAMPLE), "--db", db], {}, tmp_path, monkeypatch)
+    assert "FILES or --db, not both" in line, line
+    ok = CliRunner().invoke(app, ["replay", "example-classic", "--db", db, "--json"])
+    assert ok.exit_code == 0, ok.output
