@@ -678,13 +678,23 @@ def _salvage_ids(line: bytes) -> tuple[str | None, str | None, int | None]:
 
 
 def _same_content(a: bytes, b: bytes) -> bool:
-    """Same event? Compares canonical forms, so whitespace and key order do not matter."""
+    """Same event? Compares canonical forms, so whitespace and key order do not matter,
+    nor a hash field written as ``null`` rather than left out (models.py: ``null`` =
+    absent; such a line is chained at ingest to the very hash of the line without it)."""
     if a == b:
         return True
     try:
-        return canonical(orjson.loads(a)) == canonical(orjson.loads(b))
+        return canonical(_without_null_links(orjson.loads(a))) == canonical(
+            _without_null_links(orjson.loads(b)))
     except (orjson.JSONDecodeError, ValueError):
         return False
+
+
+def _without_null_links(obj: Any) -> Any:
+    """``obj`` less a top-level ``prev_hash`` / ``hash`` whose value is ``null``."""
+    if isinstance(obj, dict) and (obj.get("prev_hash", 0) is None or obj.get("hash", 0) is None):
+        return {k: v for k, v in obj.items() if not (k in ("prev_hash", "hash") and v is None)}
+    return obj
 
 
 # --- writing a batch --------------------------------------------------------------------
@@ -939,7 +949,13 @@ def _known_bad(con: duckdb.DuckDBPyConnection, source: str, first_line: int,
     day 2 before day 1): a ``sequence_gap`` line whose gap was filled later *from
     another source* (an event of its game below its seq, stored by a later batch of
     another file or by ``append``) is read afresh, and stored if it now fits. The
-    same line in another file is always read afresh."""
+    same line in another file is always read afresh.
+
+    And one for upgrades (docs/events.md: "upgrade rummyguard and re-ingest the same
+    file"): a line kept back for what this release did not know (``future_version``,
+    ``unknown_type``) that this release reads as an event is read afresh, with the lines of
+    its game after it in this file (the ``sequence_gap`` and release verdicts behind it)."""
+    revived = _revived_games(con, source)
     rows = con.execute(
         "SELECT q.line_no, q.raw_sha256, q.reason, q.detail, q.event_id, q.game_id, q.seq, "
         "       q.reason = 'sequence_gap' AND EXISTS ("
@@ -957,8 +973,33 @@ def _known_bad(con: duckdb.DuckDBPyConnection, source: str, first_line: int,
         if i in seen or hashlib.sha256(lines[i]).hexdigest() != sha:
             continue
         seen.add(i)  # the first verdict on this very line decides
-        if not filled_elsewhere:
-            out[i] = Quarantined(i, reason, detail, event_id, game_id, seq)
+        if filled_elsewhere or (game_id in revived and line_no >= revived[game_id]
+                                and reason in (*_RELEASE_REASONS, "sequence_gap")):
+            continue
+        out[i] = Quarantined(i, reason, detail, event_id, game_id, seq)
+    return out
+
+
+#: quarantine verdicts that depend on the release, not on the line or the store: an
+#: upgrade that knows the type or version turns them (:func:`_known_bad`)
+_RELEASE_REASONS = ("future_version", "unknown_type")
+
+
+def _revived_games(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, int]:
+    """Games of ``source`` whose first line quarantined for a release reason this release
+    reads as a valid event: game_id -> that line's number. (Only the first matters: while
+    it stays unread, the game's later lines in the file are behind a gap anyway.)"""
+    out: dict[str, int] = {}
+    rows = con.execute(
+        "SELECT line_no, raw_bytes, game_id FROM store.quarantine WHERE source = ? AND "
+        "reason IN ('future_version', 'unknown_type') AND game_id IS NOT NULL "
+        "QUALIFY row_number() OVER (PARTITION BY game_id ORDER BY line_no) = 1", [source]).fetchall()
+    for line_no, raw, game_id in rows:
+        try:
+            check_event(orjson.loads(raw))
+        except (EventError, orjson.JSONDecodeError, ValueError):
+            continue
+        out[game_id] = line_no
     return out
 
 

@@ -32,6 +32,7 @@ Readings of EVENTS.md where it is terse (each pinned by tests/test_audit_events.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, Union
@@ -400,10 +401,16 @@ def validate_event(obj: Any) -> BaseModel:
     type_name = obj.get("type")
     version = obj.get("v")
     if not isinstance(type_name, str) or type_name not in TYPE_NAMES:
-        raise EventError("unknown_type", f"unknown event type {type_name!r}")
+        # no `type`, or not a string: no type of the catalog either (the replay skips the
+        # line as it does an unknown type), said in words, not as Python's None
+        detail = ("the event has no `type`" if "type" not in obj
+                  else f"`type` must be a string, got {json.dumps(type_name, default=repr)}"
+                  if not isinstance(type_name, str) else f"unknown event type {type_name!r}")
+        raise EventError("unknown_type", detail)
     if type(version) is not int or not 1 <= version <= MAX_INT:
         # beyond 2**53 - 1 not an integer JSON readers agree on (orjson reads a float)
-        raise EventError("invalid", f"v: must be an integer from 1 to 2**53 - 1, got {version!r}")
+        got = "nothing (no `v`)" if "v" not in obj else json.dumps(version, default=repr)
+        raise EventError("invalid", f"v: must be an integer from 1 to 2**53 - 1, got {got}")
     if (type_name, version) not in PAYLOADS:
         current = CURRENT_VERSION[type_name]
         if version > current:
