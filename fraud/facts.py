@@ -37,7 +37,8 @@ tables (columns are documented in docs/fraud.md):
                   and would really play before it stops (``reach``: counted through the
                   hidden owners of the cards in between). An honest player can only go by
                   the run; a player who sees every hand picks the start that reaches
-                  furthest (``reach - tie_reach``: against the starts that looked the same;
+                  furthest (``reach - tie_reach``: against the starts that looked the same —
+                  the same visible run and as many of his cards in the suit from the start up;
                   ``(reach - run) - (reach_mean - run_mean)``: the hidden part of the reach
                   against his options). Round 4: ``hb`` — he chose *the* start a seeing
                   player picks (among the clean starts, his lowest card of each allowed
@@ -578,11 +579,20 @@ class _Observer:
                 c += 4
             return run, reach
 
+        def held(c: int) -> int:
+            """His cards of the start's suit from the start up: what he sees of the suit."""
+            return sum(1 for x in range(c, 52, 4) if owner[x] == seat)
+
         measured = {c: run_reach(c) for c in options}
         run, reach = measured[card]
         reaches = [r for _, r in measured.values()]
         runs = [u for u, _ in measured.values()]
-        ties = [r for u, r in measured.values() if u == run]
+        # Starts that looked the same to him: the same visible run *and* as many of his
+        # cards in the suit. An honest player may well start the suit he holds most of
+        # (more cards to shed); those cards raise the reach, so comparing by the run alone
+        # read that choice as hidden-card evidence (session 15 persona test).
+        look = (run, held(card))
+        ties = [r for c, (u, r) in measured.items() if (u, held(c)) == look]
         hb, hb_run, hb_pay, hb_same = self._seeing_start(card, clean, measured, owner,
                                                          st.pay_cards)
         self.sink.add("starts", self.game_id, event["seq"], player, len(options), run, reach,

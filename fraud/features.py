@@ -96,7 +96,8 @@ import polars as pl
 #: The definition of the feature tables below. Bump it whenever a feature's column set
 #: or meaning changes: the built-in model's shipped training tables (fraud/builtin.py)
 #: record the version they were computed with and are refused under another one.
-FEATURES_VERSION = 10  # 10: hc_lr's evidence counts (n_stock_dec, n_next_disc, n_hb_starts)
+FEATURES_VERSION = 11  # 11: a Michigan start's look-alikes match his cards in the suit (facts);
+# 10: hc_lr's evidence counts (n_stock_dec, n_next_disc, n_hb_starts)
 # 9: Rummies held back (hold_z, hold_near_z; dump_z's fourth lever)
 # 8: the facts audit (meld distance, offsets, public record, declarations)
 

@@ -455,7 +455,8 @@ def evidence_for(con: duckdb.DuckDBPyConnection, mech: str, players: list[str],
             "ORDER BY reach - tie_reach DESC, game_id, seq LIMIT 2", [p]).fetchall()
         ev += [{"game_id": g, "seq": s,
                 "what": f"{p} started the suit that played {r} of his cards before the stop, "
-                        f"where {n} starts that looked the same (a visible run of {u}) "
+                        f"where {n} starts that looked the same (a visible run of {u}, as many of his "
+                        f"cards in the suit) "
                         f"averaged {tr:.2f}"} for g, s, u, r, tr, n in rows]
         ev.sort(key=lambda e: (e["game_id"], e["seq"]))
         return ev[:limit]

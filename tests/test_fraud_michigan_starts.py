@@ -43,21 +43,21 @@ A = ["2C", "2D", "3D", "2H", "4H", "2S", "5S", "6S", "9C", "TC", "9D", "TD", "9H
 PLACED = {"b": ["3H", "3S"], "c": ["4S"], "w": ["5H", "3C", "4D", "7S"]}
 
 
-def _deal() -> list[str]:
+def _deal(a: list[str] = A) -> list[str]:
     """Fill b, c and the widow up to 13 cards each with the cards nobody placed."""
-    used = set(parse_cards(A + [c for cs in PLACED.values() for c in cs]))
+    used = set(parse_cards(a + [c for cs in PLACED.values() for c in cs]))
     rest = [c for c in range(52) if c not in used]
     hands = {k: list(v) for k, v in PLACED.items()}
     for card in rest:
         k = min(hands, key=lambda h: (len(hands[h]), "bcw".index(h)))
         hands[k].append(f"{'23456789TJQKA'[card >> 2]}{'CDHS'[card & 3]}")
-    return michigan_deck([A, hands["b"], hands["c"], hands["w"]])
+    return michigan_deck([a, hands["b"], hands["c"], hands["w"]])
 
 
-def _game(script: str) -> list[dict[str, Any]]:
+def _game(script: str, a: list[str] = A) -> list[dict[str, Any]]:
     log = Log("mi-hand")
     log.created("michigan", ["a", "b", "c"], dealer=2)
-    log.round(_deal(), dealer=2)
+    log.round(_deal(a), dealer=2)
     for step in script.split():
         who, card = step.split(":")
         log.add("CardPlayed", who, {"card": card})
@@ -96,6 +96,22 @@ def test_an_honest_looking_start_is_not_the_seeing_one() -> None:
     # after the spades, 2H reaches as far as 2D but is not the seeing pick (the lower card is)
     rows = _starts(_game(SPADES + " a:2H b:3H a:4H"))
     assert (rows[1]["reach"], rows[1]["reach_max"], rows[1]["hb"]) == (2, 2, False)
+
+
+def test_look_alike_starts_match_the_run_and_his_cards_in_the_suit() -> None:
+    """``tie_n`` / ``tie_reach``: the starts that looked the same to him. With the deal
+    above, 2C, 2H and 2S each show a run of 1 and 3 of his cards in the suit: 2S (reach 3)
+    is compared with all three (mean reach 2), the hidden-card pattern. Move his 9H to 9S
+    and spades hold 4 of his cards against 3 and 2: an honest player may start the suit he
+    holds most of, and that start has no look-alike to be compared with (session 15: by
+    the run alone, such a start read as reaching further than its look-alikes)."""
+    (row,) = _starts(_game("a:2S"))
+    assert (row["run"], row["reach"], row["tie_n"], row["tie_reach"]) == (1, 3, 3, 2.0)
+    more_spades = [c if c != "9H" else "9S" for c in A]
+    (row,) = _starts(_game("a:2S", more_spades))
+    assert (row["run"], row["reach"], row["tie_n"], row["tie_reach"]) == (1, 3, 1, 3.0)
+    (row,) = _starts(_game("a:2C", more_spades))  # 2C: run 1, 3 clubs; 2H: run 1, 2 hearts
+    assert (row["run"], row["reach"], row["tie_n"], row["tie_reach"]) == (1, 1, 1, 1.0)
 
 
 def test_a_dearer_start_is_an_option_but_never_the_seeing_pick() -> None:
