@@ -27,7 +27,9 @@ Readings of EVENTS.md where it is terse (each pinned by tests/test_audit_events.
   in the upcaster.
 - ``as`` keys are card positions in ASCII digits, no leading zero.
 - ``GameCreated.rules``: a value may be ``null``, meaning "not set" (the default applies).
-- ``ChipsTransferred.transfers`` may be empty (a claim that nothing moved).
+- ``ChipsTransferred.transfers`` may be empty (a claim that nothing moved). A transfer's
+  ``amount`` is >= 0 (``from``/``to`` give the direction): a negative one is ``invalid``,
+  quarantined by ingest and a LOG-EVENT finding in a replay, not a claim to recompute.
 """
 
 from __future__ import annotations
