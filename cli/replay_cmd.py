@@ -8,6 +8,7 @@ from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
+import orjson
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -51,7 +52,18 @@ def load_events(game_id: str, files: list[Path] | None,
     The bad lines are read exactly as ``rummyguard verify`` reads them, so the replay of
     a game shows the same LOG-EVENT findings as its verification.
     """
+    events, bad, _lines = _load(game_id, files, db)
+    return events, bad
+
+
+def _load(game_id: str, files: list[Path] | None, db: Path | None
+          ) -> tuple[list[dict[str, Any]], list[BadLine], dict[int, dict[str, Any]]]:
+    """:func:`load_events`, plus what each of the game's bad lines held, by seq (the
+    line's JSON object; from the store, the quarantined raw line): the timeline shows
+    it on the line's row, so the agent sees the tampered move or the claims after a
+    gap without querying the quarantine. Only for display: the replay is verify's."""
     run = VerifyRun()
+    raws: dict[tuple[str, int], str] = {}
     if files:
         check_input_files(files)
         try:
@@ -65,6 +77,10 @@ def load_events(game_id: str, files: list[Path] | None,
             with EventStore.open(db_path(db), read_only=True) as store:
                 events = store.load_game(game_id)
                 read_store_bad_lines(store.con, run, game_id)
+                if any(b.game_id == game_id for b in run.bad_lines):
+                    raws = {(src, line): raw for src, line, raw in store.con.execute(
+                        "SELECT source, line_no, raw FROM store.quarantine WHERE game_id = $g",
+                        {"g": game_id}).fetchall()}
         except StoreError as exc:
             fail(str(exc))
     bad = [b for b in run.bad_lines if b.game_id == game_id]
@@ -73,7 +89,33 @@ def load_events(game_id: str, files: list[Path] | None,
             fail(f"game {game_id!r} has no valid event; {len(bad)} line(s) of it are not "
                  f"valid events (first: {bad[0].source}:{bad[0].line_no}: {bad[0].reason})")
         fail(f"game {game_id!r} not found")
-    return events, bad
+    lines: dict[int, dict[str, Any]] = {}
+    for b in bad:
+        obj = b.obj
+        if obj is None and (b.source, b.line_no) in raws:
+            try:
+                obj = orjson.loads(raws[b.source, b.line_no])
+            except orjson.JSONDecodeError:
+                obj = None
+        if isinstance(obj, dict) and b.seq is not None:
+            lines.setdefault(b.seq, obj)
+    return events, bad, lines
+
+
+def _unreplayed_text(obj: dict[str, Any], viewer: str | None) -> str | None:
+    """The timeline's sentence for a line of the game that was not replayed, as
+    ``viewer`` could see it; None unless the line is a valid event of the contract (a
+    chain break, a gap, a conflict): only then does the redaction know its fields."""
+    from ..events.models import EventError, validate_event
+    from ..events.upcast import upcast
+    from ..replay.html import redact
+
+    try:
+        validate_event(obj)
+        shown = upcast(obj) if viewer is None else redact(obj, viewer)
+        return f"not replayed: {describe(shown)}"
+    except (EventError, KeyError, TypeError, ValueError):
+        return None
 
 
 def replay_record(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
@@ -105,26 +147,37 @@ def replay(
              "them, not from a store)")
     if html is not None:
         check_output_file(html, "--html")
-    events, bad = load_events(game_id, files, db)
+    events, bad, lines = _load(game_id, files, db)
     record = replay_record(events, bad)
     seats = record.state.ctx.seats if record.state else []
     if as_player is not None and as_player not in seats:
         if record.state is None:  # no (usable) GameCreated: nobody is seated
             fail(f"game {game_id} has no seated players (no GameCreated of a known variant "
                  f"replayed): it cannot be viewed as {as_player!r}")
-        fail(f"{as_player!r} is not a player of game {game_id}")
+        fail(f"{as_player!r} is not a player of game {game_id} (seats: {', '.join(seats)})")
     last = max(e["seq"] for e in events)
     if at is not None and not 0 <= at <= last:
         if any(b.seq == at for b in bad):  # the timeline lists it, as a line it could not read
             fail(f"--at {at}: that seq is a line of the game that is not a valid event "
                  f"(quarantined; the timeline shows why): the events replayed end at seq {last}")
-        fail(f"--at {at} is outside the game (seq 0..{last})")
+        later = sorted(b.seq for b in bad if b.seq is not None and b.seq > last)
+        if later and last < at <= later[-1]:  # the timeline runs past the replayed events
+            fail(f"--at {at}: the events replayed end at seq {last}; the game's later lines "
+                 f"(seq {later[0]}..{later[-1]}) were not stored (quarantined, or missing "
+                 f"before them: the timeline shows why)")
+        end = max([last, *later])
+        fail(f"--at {at} is outside the game (seq 0..{end}"
+             + (f"; the events replayed end at seq {last})" if end != last else ")"))
     upto = last if at is None else at
     partial = record if at is None else _record_until(events, bad, upto)
     state = partial.state.snapshot(as_player) if partial.state is not None else {}
     # Without --at every finding shows, also those past the last stored event (lines of
     # the game that ingest quarantined after its first bad one).
     rows = timeline(events, record)
+    for row in rows[len(events):]:  # seqs no replayed event holds: say what the line held
+        text = _unreplayed_text(lines[row["seq"]], as_player) if row["seq"] in lines else None
+        if text is not None:
+            row["text"] = text
     shown_record = record.to_dict()
     if as_player is not None:
         from ..replay.html import mask_findings
@@ -132,6 +185,7 @@ def replay(
         _redact_rows(rows[: len(events)], events, as_player)
         mask_findings([*(f for r in rows for f in r["findings"]), *shown_record["findings"]],
                       events, as_player)
+    end = rows[-1]["seq"] if rows else upto  # the timeline's last seq, before --at cuts it
     rows = _in_place(r for r in rows if at is None or r["seq"] <= upto)
     if html is not None:
         from ..replay.html import render_html
@@ -149,7 +203,7 @@ def replay(
                     "halted_at": halted_at, "finished": record.finished,
                     "timeline": rows, "state": state, "record": shown_record})
         return
-    _print(record, rows, state, upto, as_player, halted_at)
+    _print(record, rows, state, upto, as_player, halted_at, end)
     if html is not None:
         console.print(f"HTML replay written to {html}", markup=False, highlight=False)
 
@@ -249,7 +303,7 @@ def _print_state(state: dict[str, Any]) -> None:
 
 
 def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any], upto: int,
-           viewer: str | None, halted_at: int | None) -> None:
+           viewer: str | None, halted_at: int | None, end: int) -> None:
     head = Text(f"{record.game_id} · {record.variant or 'no GameCreated'} · ", style="bold")
     head.append("clean" if record.clean else f"{len(record.findings)} finding(s)",
                 style="green" if record.clean else "bold red")
@@ -277,8 +331,10 @@ def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any]
                if halted_at is not None else "")
     console.print(Text(f"State after seq {upto}{who}{stopped}:", style="bold"))
     _print_state(state)
+    # --at: the state above is mid-game, the results below are the whole game's; say so
+    whole = f" of the whole game, after seq {end}" if upto < end else ""
     if record.finished:
-        _line(f"Results: winners {record.results.winners}; net {record.results.net}")
+        _line(f"Results{whole}: winners {record.results.winners}; net {record.results.net}")
     else:  # a game cut short, halted or still in progress: stakes are still in the pot
-        _line(f"Results so far (the game did not end by the rules): winners "
+        _line(f"Results so far{whole} (the game did not end by the rules): winners "
               f"{record.results.winners}; net {record.results.net}")

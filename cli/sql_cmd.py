@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from collections.abc import Iterator
 from datetime import date, datetime
@@ -47,14 +48,14 @@ def sql(
                 columns, cursor = open_query(con, query)
                 (_stream_json if fmt is Format.json else _stream_csv)(columns, cursor)
         except QueryError as exc:
-            fail(str(exc))
+            fail(_hint(str(exc)))
         finally:
             con.close()
         return
     try:
         columns, rows = run_query(con, query)
     except QueryError as exc:
-        fail(str(exc))
+        fail(_hint(str(exc)))
     finally:
         con.close()
     table = Table(show_edge=False)  # a table is laid out from all its rows: held whole
@@ -64,6 +65,30 @@ def sql(
         table.add_row(*[Text(_cell(v)) for v in row])  # data, never markup
     console.print(table)
     console.print(f"{len(rows)} row(s)", highlight=False)
+
+
+#: the views other commands add to the store (docs/sql.md), and the command that does
+COMMAND_VIEWS = {
+    "findings": "rummyguard verify",
+    "player_games": "rummyguard verify (or rummyguard scan)",
+    "moves": "rummyguard scan",
+    "chip_flows": "rummyguard scan",
+    "flags": "rummyguard scan",
+}
+
+_MISSING = re.compile(r"Catalog Error: Table with name (\w+) does not exist!")
+
+
+def _hint(message: str) -> str:
+    """A documented view that a command has not created yet in this store: say which
+    command creates it, instead of DuckDB's guess at a similar catalog name
+    ("Did you mean \"pg_indexes\"?")."""
+    match = _MISSING.match(message)
+    command = COMMAND_VIEWS.get(match.group(1).lower()) if match else None
+    if command is None:
+        return message
+    return (f"no view {match.group(1)} in this store yet: {command} creates it "
+            "(docs/sql.md)")
 
 
 #: rows fetched at a time when streaming CSV or JSON

@@ -47,7 +47,8 @@ def verify(
     and each line ingest quarantined that names a game is a `LOG-EVENT` integrity
     finding at its seq (unless a later ingest stored that very line). With --db (or
     without FILES) the findings and results are also stored, for the SQL views
-    `findings` and `player_games`.
+    `findings` and `player_games`; a game of FILES that the store holds as another game
+    under the same id (another variant, seats or length) is not saved over it.
     """
     run = VerifyRun()
     store = None
@@ -85,6 +86,7 @@ def verify(
                 verify_games(source, run, progress=lambda n: bar.advance(task, n))
         elif store is not None:
             verify_games(source, run)
+        to_save = run
         if store is None and db is not None:
             from ..events.store import EventStore, StoreError
 
@@ -92,8 +94,9 @@ def verify(
                 store = EventStore.open(db_path(db))
             except StoreError as exc:
                 fail(str(exc))
+            to_save = _not_contradicting(store.con, run)
         if store is not None:
-            save_run(store.con, run)
+            save_run(store.con, to_save)
     finally:
         if store is not None:
             store.close()
@@ -109,6 +112,28 @@ def verify(
         raise typer.Exit(2)
     if any(r.findings for r in run.records):
         raise typer.Exit(1)
+
+
+def _not_contradicting(con: object, run: VerifyRun) -> VerifyRun:
+    """FILES with --db: the run without the games the store holds as another game under
+    the same id (another variant, other seats or another length), so the ``findings`` and
+    ``player_games`` views never describe a file's game as the stored one; said on stderr.
+    (Games the store does not hold are saved: verifying files into a store of results is
+    how a log is checked for SQL without ingesting it.)"""
+    ids = [r.game_id for r in run.records]
+    stored = {g: (v, list(seats or []), last) for g, v, seats, last in con.execute(  # type: ignore[attr-defined]
+        "SELECT game_id, variant, seats, last_seq FROM games WHERE game_id IN "
+        "(SELECT unnest($ids))", {"ids": ids}).fetchall()}
+    kept, clashing = [], []
+    for r in run.records:
+        mine = (r.variant or None, list(run.created.get(r.game_id, {}).get("seats", [])), r.last_seq)
+        (clashing if r.game_id in stored and stored[r.game_id] != mine else kept).append(r)
+    if clashing:
+        err_console.print(
+            f"{len(clashing)} game(s) of FILES differ from the stored game of the same id "
+            f"(first: {clashing[0].game_id}): their results were not saved; the views describe "
+            "the stored games", highlight=False, markup=False)
+    return VerifyRun(records=kept, bad_lines=run.bad_lines, created=run.created)
 
 
 def _print_table(run: VerifyRun) -> None:

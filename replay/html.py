@@ -26,8 +26,9 @@ Why it is built this way:
   card another player drew from the stock, a buy's penalty card, another player's auto
   draw or declared poker hand) are redacted to ``??`` before they are embedded, so the
   hidden cards are not in the file at all; nor are the events' ``hash``/``prev_hash``
-  (a redacted event's hash would give its card back to anyone trying the 53 codes). Findings are shown in full in every view:
-  they are the replay's verdict on the dispute, not something the player saw.
+  (a redacted event's hash would give its card back to anyone trying the 53 codes). Every finding
+  is shown in every view (it is the replay's verdict), but a card its message names that
+  the viewer could not see is masked too (:func:`mask_findings`).
 - **Deterministic.** Same events and arguments give a byte-identical page (no clock,
   no randomness, insertion-ordered JSON).
 """
@@ -164,12 +165,20 @@ def mask_findings(findings: list[dict[str, Any]], events: list[dict[str, Any]],
     holds 9D, the next card", "the stock's top card is QC"), and the per-player view
     hides others' cards everywhere, not only in the state. A card stays when the
     event, as the viewer sees it (html.redact), shows it; any other card becomes ``??``
-    (strict: a table card the event does not show is masked too)."""
+    (strict: a table card the event does not show is masked too). A LOG-EVENT message
+    names the file and line ingest read; the viewer gets "a line of the log" instead."""
     shown: dict[int, set[str]] = {}
     for event in events:
         _card_codes(redact(event, viewer).get("payload"), shown.setdefault(event["seq"], set()))
     for f in findings:
-        f["message"] = _masked(f["message"], shown.get(f["seq"], set()))
+        message = f["message"]
+        if f.get("rule") == "LOG-EVENT":  # the server's file path is not the player's to see
+            message = _SOURCE_OF_BAD_LINE.sub("a line of the log", message, count=1)
+        f["message"] = _masked(message, shown.get(f["seq"], set()))
+
+
+#: the "SOURCE:LINE" a LOG-EVENT message starts with (replay.verify.bad_line_message)
+_SOURCE_OF_BAD_LINE = re.compile(r"^.*?:\d+(?= is not a valid event: )")
 
 
 def _masked(message: str, visible: set[str]) -> str:
