@@ -152,3 +152,15 @@ def test_at_says_the_results_are_the_whole_games() -> None:
     assert f"Results of the whole game, after seq 26: winners ['{P1}']" in out.stdout, out.stdout[-400:]
     full = run("replay", GAME, EXAMPLE)
     assert f"Results: winners ['{P1}']" in full.stdout
+
+
+def test_timing_findings_say_how_long_the_turn_ran_and_what_the_clocks_allow() -> None:
+    """A timeout dispute ("I was auto-played too early" / "I was not late") was answered
+    by "moved 1.000 s after both clocks ran out" alone; the message now gives the time
+    into the turn and the clocks that applied (CL-TIMER: 60 s base on the first turn of
+    the round, 30 s after, then 60 s extra)."""
+    data = Path(__file__).parent / "data" / "classic" / "CL-TIMER.jsonl"
+    out = run("replay", "sample-cl-timer", data, "--json")
+    (f,) = [f for f in orjson.loads(out.stdout)["record"]["findings"] if f["rule"] == "CL-TIMER"]
+    assert f["message"] == ("p1 moved 1.000 s after both clocks ran out (121.000 s into the "
+                            "turn; 60 s base (his first turn of the round) + 60 s extra)"), f

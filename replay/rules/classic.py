@@ -350,8 +350,18 @@ class ClassicRummy(CardTable):
         """CL-TIMER: the move of ``seat`` came after both clocks ran out."""
         late = (self.ctx.ts_ms - self._deadline(seat)) / 1000
         self.ctx.violation(
-            "CL-TIMER", f"{self.player(seat)} moved {late:.3f} s after both clocks ran out"
+            "CL-TIMER", f"{self.player(seat)} moved {late:.3f} s after both clocks ran out "
+            f"({self._clocks(seat)})"
         )
+
+    def _clocks(self, seat: int) -> str:
+        """How long this turn of ``seat`` has run and what its clocks allow (CL-TIMER), for
+        a finding's message: a support agent answers a timeout dispute from it."""
+        first = seat not in self.had_turn
+        base = (BASE_FIRST_MS if first else BASE_MS) // 1000
+        return (f"{(self.ctx.ts_ms - self.turn_start) / 1000:.3f} s into the turn; "
+                f"{base} s base{' (his first turn of the round)' if first else ''} "
+                f"+ {EXTRA_MS // 1000} s extra")
 
     def _start_turn(self, seat: int, ts_ms: int) -> None:
         self.current = seat
@@ -611,7 +621,8 @@ class ClassicRummy(CardTable):
         elif self.ctx.ts_ms < deadline:
             self.ctx.violation(
                 "CL-AUTOPLAY",
-                f"auto-played {(deadline - self.ctx.ts_ms) / 1000:.3f} s before the clocks ran out",
+                f"auto-played {(deadline - self.ctx.ts_ms) / 1000:.3f} s before the clocks ran out "
+                f"({self._clocks(seat)})",
             )
         strike = self.strikes[seat] + 1
         if strike > MAX_STRIKES:
