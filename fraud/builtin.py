@@ -29,7 +29,9 @@ a four times larger training world (64,000 games) was tried on a development wor
 kept: it did no better there. Round 12's held-out figures (world 6262) are that model's
 (DETECTION.md, round 12). The fifteenth session rebuilt it from the same world for
 FEATURES_VERSION 10 (the evidence counts behind ``hc_lr``, whose shifts the model now fits);
-round 13's figures (world 8585) are this model's. Its feature tables are computed by
+round 13's figures (world 8585) are that model's. The sixteenth session rebuilt it for
+FEATURES_VERSION 11 (Michigan look-alike starts match the suit held); round 14's figures
+(world 4747) are this model's. Its feature tables are computed by
 fraud/features.py; :data:`~rummyguard.fraud.features.FEATURES_VERSION` is recorded in the
 bundle, and a bundle of another version is refused (bump the version when a feature's
 definition changes, then rebuild the bundle; ``tests/test_builtin_model.py`` holds the two
