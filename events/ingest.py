@@ -955,7 +955,7 @@ def _known_bad(con: duckdb.DuckDBPyConnection, source: str, first_line: int,
     file"): a line kept back for what this release did not know (``future_version``,
     ``unknown_type``) that this release reads as an event is read afresh, with the lines of
     its game after it in this file (the ``sequence_gap`` and release verdicts behind it)."""
-    revived = _revived_games(con, source)
+    revived = _revived_games(con, source, first_line, first_line + len(lines) - 1)
     rows = con.execute(
         "SELECT q.line_no, q.raw_sha256, q.reason, q.detail, q.event_id, q.game_id, q.seq, "
         "       q.reason = 'sequence_gap' AND EXISTS ("
@@ -985,15 +985,19 @@ def _known_bad(con: duckdb.DuckDBPyConnection, source: str, first_line: int,
 _RELEASE_REASONS = ("future_version", "unknown_type")
 
 
-def _revived_games(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, int]:
-    """Games of ``source`` whose first line quarantined for a release reason this release
-    reads as a valid event: game_id -> that line's number. (Only the first matters: while
-    it stays unread, the game's later lines in the file are behind a gap anyway.)"""
+def _revived_games(con: duckdb.DuckDBPyConnection, source: str, first: int,
+                   last: int) -> dict[str, int]:
+    """Games with a quarantined line in lines ``first..last`` of ``source`` whose first
+    line there quarantined for a release reason this release reads as a valid event:
+    game_id -> that line's number. (Only the first matters: while it stays unread, the
+    game's later lines in the file are behind a gap anyway.)"""
     out: dict[str, int] = {}
     rows = con.execute(
-        "SELECT line_no, raw_bytes, game_id FROM store.quarantine WHERE source = ? AND "
-        "reason IN ('future_version', 'unknown_type') AND game_id IS NOT NULL "
-        "QUALIFY row_number() OVER (PARTITION BY game_id ORDER BY line_no) = 1", [source]).fetchall()
+        "SELECT line_no, raw_bytes, game_id FROM store.quarantine WHERE source = $s AND "
+        "reason IN ('future_version', 'unknown_type') AND game_id IN (SELECT game_id FROM "
+        "store.quarantine WHERE source = $s AND line_no BETWEEN $a AND $b) "
+        "QUALIFY row_number() OVER (PARTITION BY game_id ORDER BY line_no) = 1",
+        {"s": source, "a": first, "b": last}).fetchall()
     for line_no, raw, game_id in rows:
         try:
             check_event(orjson.loads(raw))

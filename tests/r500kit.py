@@ -83,20 +83,21 @@ class Script:
         return self.log.sys(type_, payload)
 
 
-def go_out_round(s: Script) -> None:
-    """p1 melds three melds, p2 takes the pile and lays 9D off on p1's run, p1 lays off
-    2H and goes out with KS: p1 scores 88, p2 9 - 96 = -87."""
-    s.log.draw("p1", "stock", "2H")
-    s.meld("p1", RUN_H)
-    s.meld("p1", SET_7)
-    s.meld("p1", RUN_D)
-    s.log.discard("p1", "2C")
-    s.log.draw("p2", "discard", "9D", "2C")
-    s.layoff("p2", "9D", 2, "low")
-    s.log.discard("p2", "2C")
-    s.log.draw("p1", "stock", "KS")
-    s.layoff("p1", "2H", 0, "low")
-    s.log.discard("p1", "KS")
+def go_out_round(s: Script, first: str = "p1", second: str = "p2") -> None:
+    """``first`` (p1) melds three melds, ``second`` (p2) takes the pile and lays 9D off on
+    the first's run, the first lays off 2H and goes out with KS: the first scores 88, the
+    second 9 - 96 = -87. (Swap them for a round where p2 starts, dealt p1's hand.)"""
+    s.log.draw(first, "stock", "2H")
+    s.meld(first, RUN_H)
+    s.meld(first, SET_7)
+    s.meld(first, RUN_D)
+    s.log.discard(first, "2C")
+    s.log.draw(second, "discard", "9D", "2C")
+    s.layoff(second, "9D", 2, "low")
+    s.log.discard(second, "2C")
+    s.log.draw(first, "stock", "KS")
+    s.layoff(first, "2H", 0, "low")
+    s.log.discard(first, "KS")
     s.stock = s.stock[2:]
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import pytest
 from logkit import Log, findings, stacked_deck
-from r500kit import P1, P2, RUN_D, RUN_H, SET_7, STOCK, UP, Script, go_out_round
+from r500kit import P1, P2, STOCK, UP, Script, go_out_round
 from spec_paths import EXAMPLES
 from test_michigan_kit import STACKED
 
@@ -182,18 +182,7 @@ def test_classic_rake_rounded_to_nearest_is_C_CLAIM() -> None:
 
 def mirrored_round(s: Script) -> None:
     """go_out_round with the roles swapped (p2 starts, dealt p1's hand): p2 88, p1 -87."""
-    s.log.draw("p2", "stock", "2H")
-    s.meld("p2", RUN_H)
-    s.meld("p2", SET_7)
-    s.meld("p2", RUN_D)
-    s.log.discard("p2", "2C")
-    s.log.draw("p1", "discard", "9D", "2C")
-    s.layoff("p1", "9D", 2, "low")
-    s.log.discard("p1", "2C")
-    s.log.draw("p2", "stock", "KS")
-    s.layoff("p2", "2H", 0, "low")
-    s.log.discard("p2", "KS")
-    s.stock = s.stock[2:]
+    go_out_round(s, "p2", "p1")
 
 
 def test_r500_rounds_mode_two_rounds_whose_totals_tie_split_the_pot() -> None:
