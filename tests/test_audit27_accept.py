@@ -245,11 +245,18 @@ import os, signal, sys, threading, time
 from rummyguard.events import ingest
 from rummyguard.events.store import EventStore
 
-committing, committed = threading.Event(), threading.Event()
+committing, committed, interrupted = threading.Event(), threading.Event(), threading.Event()
+
+def on_sigint(signum, frame):  # Python's own handler, plus a note that it ran
+    interrupted.set()
+    signal.default_int_handler(signum, frame)
+
+signal.signal(signal.SIGINT, on_sigint)
 
 def slow_commit(*args, **kwargs):
     committing.set()
-    time.sleep(0.8)
+    interrupted.wait(10)  # the Ctrl-C comes while this batch commits, however loaded the machine
+    time.sleep(0.3)
     committed.set()
 
 ingest.commit_batch = slow_commit
