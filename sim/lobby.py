@@ -168,11 +168,14 @@ def plan_sittings(seed: int, pop: Population, variants: tuple[str, ...], games: 
     planned = 0
     busy_until: dict[str, int] = {}
     retry_at: dict[str, int] = {}  # players waiting, with a "retry" event pending
+    seated_day = 0  # the last day a table formed
     while planned < games:
         if not heap or heap[0][0] >= WORLD_START_MS + (day + 1) * DAY_MS:
             day += 1
             schedule_day(day)
-            if day > 3650:
+            # a year without a table formed: none will (too few players for the variants
+            # asked, say); stop here and let the caller refuse, instead of ten years on
+            if day > 3650 or day - seated_day > 365:
                 break
             continue
         t, _, kind, pid = heapq.heappop(heap)
@@ -241,6 +244,8 @@ def plan_sittings(seed: int, pop: Population, variants: tuple[str, ...], games: 
                 if any(q[1] == m for q in queue) and m not in retry_at:
                     retry_at[m] = t + 2 * MINUTE_MS
                     push(t + 2 * MINUTE_MS, "retry", m)
+            if made:
+                seated_day = day
             for s in made:
                 n = min(s.n_games, games - planned)
                 s.n_games = n

@@ -190,13 +190,14 @@ def _copy_bundle(tmp_path: Path) -> Path:
 
 
 def _small_bundle(tmp_path: Path) -> Path:
-    """The shipped bundle cut down: every positive and ignored subject, 300 other players,
-    and the pairs among the kept players."""
+    """The shipped bundle cut down: every positive and ignored subject, 60 other players,
+    and the pairs among the kept players (a fit of about ten seconds: these tests check
+    the cache's mechanics, not the model)."""
     players, pairs, meta = read_bundle()
     keep = set(meta["ignore_players"]) | {p for v in meta["player_pos"].values() for p in v}
     for v in (*meta["pair_pos"].values(), meta["ignore_pairs"]):
         keep |= {p for pair in v for p in pair}
-    others = sorted(set(players.get_column("player").to_list()) - keep)[:300]
+    others = sorted(set(players.get_column("player").to_list()) - keep)[:60]
     keep |= set(others)
     out = tmp_path / "small"
     out.mkdir()

@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 import pytest
 from factkit import facts_db
+from modelkit import coarse
 
 from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES, pair_features
 from rummyguard.fraud.models import POOLED, POOLED_BELOW, SIGNATURES, FraudModel
@@ -162,7 +163,7 @@ def test_thin_chip_dumping_positives_are_scored_by_dump_z() -> None:
     data["dump_z"] = np.where(y, 3.0, 0.0) + rng.normal(size=n)
     data["lose_z"] = np.where(y, 0.0, 1.0) + rng.normal(size=n)  # a misleading signal
     names, others = [f"q{i:03d}" for i in range(n)], [f"z{i:03d}" for i in range(n)]
-    pairs = pl.DataFrame({"p1": names, "p2": others, **data})
+    pairs = pl.DataFrame({"p1": names, "p2": others, **coarse(data)})
     players = pl.DataFrame({"player": names + others,
                             **{c: np.zeros(2 * n) for c in PLAYER_FEATURES}})
     keys = set(zip(names[:n_pos], others[:n_pos], strict=True))
@@ -190,7 +191,7 @@ def test_plentiful_positives_race_the_pooled_z_against_the_learners(pooled_wins:
         data["left_z"] = np.where(y, 2.5, 0.0) + rng.normal(size=n)
         data["throw_z"] = np.where(y, 2.5, 0.0) + rng.normal(size=n)
     names, others = [f"q{i:04d}" for i in range(n)], [f"z{i:04d}" for i in range(n)]
-    pairs = pl.DataFrame({"p1": names, "p2": others, **data})
+    pairs = pl.DataFrame({"p1": names, "p2": others, **coarse(data)})
     players = pl.DataFrame({"player": names + others,
                             **{c: np.zeros(2 * n) for c in PLAYER_FEATURES}})
     keys = set(zip(names[:n_pos], others[:n_pos], strict=True))

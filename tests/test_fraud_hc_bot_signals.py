@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 import pytest
 from factkit import facts_db
+from modelkit import coarse
 
 from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES, player_features
 from rummyguard.fraud.models import POOLED, POOLED_BELOW, SIGNATURES, FraudModel
@@ -198,7 +199,7 @@ def test_thin_hidden_card_positives_are_scored_by_the_lr() -> None:
     y = np.zeros(n, dtype=bool)
     y[:n_pos] = True
     data["hc_lr"] = np.where(y, 6.0, -1.0) + rng.normal(size=n)
-    players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **data})
+    players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **coarse(data)})
     pairs = pl.DataFrame({"p1": ["q000"], "p2": ["q001"], **{c: [0.0] for c in PAIR_FEATURES}})
     pos = {f"q{i:03d}" for i in range(n_pos)}
     assert n_pos < POOLED_BELOW

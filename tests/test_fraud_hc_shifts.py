@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 import pytest
 from factkit import facts_db
+from modelkit import coarse
 
 from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES, player_features
 from rummyguard.fraud.models import (
@@ -126,7 +127,7 @@ def _world(channel: str, seed: int = 3) -> tuple[pl.DataFrame, pl.DataFrame, set
     data.update({"stock_z": zs, "hc_all_z": zd, "mi_hb_z": np.full(n, np.nan),
                  "n_stock_dec": n_dec, "n_next_disc": n_dec, "n_hb_starts": np.zeros(n)})
     names = [f"q{i:03d}" for i in range(n - 2)] + ["s", "d"]
-    players = pl.DataFrame({"player": names, **data}).with_columns(pl.col("mi_hb_z").fill_nan(None))
+    players = pl.DataFrame({"player": names, **coarse(data)}).with_columns(pl.col("mi_hb_z").fill_nan(None))
     players = players.with_columns(pl.Series("hc_lr", hc_lr_of(players, HC_PRIOR_SHIFTS)))
     pairs = pl.DataFrame({"p1": ["q000"], "p2": ["q001"], **{c: [0.0] for c in PAIR_FEATURES}})
     return players, pairs, set(names[:12])

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
+from modelkit import coarse
 
 from rummyguard.events.cards import parse_card
 from rummyguard.fraud.facts import SCHEMAS, batch_facts, game_facts
@@ -235,7 +236,7 @@ def test_signature_learner_is_a_candidate(tmp_path: Path) -> None:
     y[:12] = True
     data["think_sd"] = np.where(y, 4.0, 0.0) + rng.normal(size=n)
     data["think_sd_draw"] = np.where(y, 3.0, 0.0) + rng.normal(size=n)
-    players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **data})
+    players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **coarse(data)})
     pairs = pl.DataFrame({"p1": ["q000"], "p2": ["q001"], **{c: [0.0] for c in PAIR_FEATURES}})
     model = FraudModel().fit(players, pairs, {"bot": {f"q{i:03d}" for i in range(12)}}, {})
     cv = model.trained_on["bot"]["cv_ap"]
@@ -265,7 +266,7 @@ def _hidden_card_world(n_pos: int, seed: int = 1) -> tuple[pl.DataFrame, pl.Data
     y[:n_pos] = True
     data["stock_z"] = np.where(y, 2.5, 0.0) + rng.normal(size=n)
     data["hc_lr"] = np.where(y, 3.5, 0.0) + rng.normal(size=n)
-    players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **data})
+    players = pl.DataFrame({"player": [f"q{i:03d}" for i in range(n)], **coarse(data)})
     lone = f"q{n_pos - 1:03d}"
     players = players.with_columns(
         [pl.when(pl.col("player") == lone).then(None).otherwise(pl.col(c)).alias(c)
