@@ -3,12 +3,12 @@ and what any player could see — the support agent's view of a dispute."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
-import orjson
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -21,6 +21,7 @@ from ..replay.verify import (
     BadLine,
     VerifyRun,
     fold,
+    merge_store_lines,
     read_games_from_files,
     read_store_bad_lines,
     verify_games,
@@ -49,21 +50,25 @@ def load_events(game_id: str, files: list[Path] | None,
     """The game's valid events, and its lines that are not valid events (quarantined by
     ingest, or unreadable in FILES), from JSONL files or the store; or a one-line error.
 
-    The bad lines are read exactly as ``rummyguard verify`` reads them, so the replay of
-    a game shows the same LOG-EVENT findings as its verification.
+    The lines are read exactly as ``rummyguard verify`` reads them, so the replay of a
+    game shows the same findings as its verification. From the store, the events
+    include the game's quarantined lines that are valid events (kept back by ingest
+    behind a gap or a chain break, or at a taken seq), where ingest read them
+    (:func:`~rummyguard.replay.verify.merge_store_lines`): the replay of the store is the
+    replay of the file it was ingested from.
     """
-    events, bad, _lines = _load(game_id, files, db)
+    events, bad, _lines, _kept_back = _load(game_id, files, db)
     return events, bad
 
 
 def _load(game_id: str, files: list[Path] | None, db: Path | None
-          ) -> tuple[list[dict[str, Any]], list[BadLine], dict[int, dict[str, Any]]]:
+          ) -> tuple[list[dict[str, Any]], list[BadLine], dict[int, dict[str, Any]],
+                     dict[int, BadLine]]:
     """:func:`load_events`, plus what each of the game's bad lines held, by seq (the
-    line's JSON object; from the store, the quarantined raw line): the timeline shows
-    it on the line's row, so the agent sees the tampered move or the claims after a
-    gap without querying the quarantine. Only for display: the replay is verify's."""
+    line's JSON object: the quarantined raw line, or the file's line), and the
+    quarantine line behind each event the store did not store, by index in the events
+    (its row says so). Only for display: the replay is verify's."""
     run = VerifyRun()
-    raws: dict[tuple[str, int], str] = {}
     if files:
         check_input_files(files)
         try:
@@ -76,14 +81,11 @@ def _load(game_id: str, files: list[Path] | None, db: Path | None
         try:
             with EventStore.open(db_path(db), read_only=True) as store:
                 events = store.load_game(game_id)
-                read_store_bad_lines(store.con, run, game_id)
-                if any(b.game_id == game_id for b in run.bad_lines):
-                    raws = {(src, line): raw for src, line, raw in store.con.execute(
-                        "SELECT source, line_no, raw FROM store.quarantine WHERE game_id = $g",
-                        {"g": game_id}).fetchall()}
+                read_store_bad_lines(store.con, run, game_id, load_games=False)
         except StoreError as exc:
             fail(str(exc))
     bad = [b for b in run.bad_lines if b.game_id == game_id]
+    events, bad, kept_back = merge_store_lines(events, bad)
     if not events:
         if bad:
             fail(f"game {game_id!r} has no valid event; {len(bad)} line(s) of it are not "
@@ -91,15 +93,9 @@ def _load(game_id: str, files: list[Path] | None, db: Path | None
         fail(f"game {game_id!r} not found")
     lines: dict[int, dict[str, Any]] = {}
     for b in bad:
-        obj = b.obj
-        if obj is None and (b.source, b.line_no) in raws:
-            try:
-                obj = orjson.loads(raws[b.source, b.line_no])
-            except orjson.JSONDecodeError:
-                obj = None
-        if isinstance(obj, dict) and b.seq is not None:
-            lines.setdefault(b.seq, obj)
-    return events, bad, lines
+        if isinstance(b.obj, dict) and b.seq is not None:
+            lines.setdefault(b.seq, b.obj)
+    return events, bad, lines, kept_back
 
 
 def _unreplayed_text(obj: dict[str, Any], viewer: str | None) -> str | None:
@@ -147,7 +143,7 @@ def replay(
              "them, not from a store)")
     if html is not None:
         check_output_file(html, "--html")
-    events, bad, lines = _load(game_id, files, db)
+    events, bad, lines, kept_back = _load(game_id, files, db)
     record = replay_record(events, bad)
     seats = record.state.ctx.seats if record.state else []
     if as_player is not None and as_player not in seats:
@@ -171,6 +167,10 @@ def replay(
     upto = last if at is None else at
     partial = record if at is None else _record_until(events, bad, upto)
     state = partial.state.snapshot(as_player) if partial.state is not None else {}
+    # A player's view at --at is the game as he could know it then: nothing after --at
+    # (no later row, finding, result or page event); the agent's view keeps the whole
+    # game's record and results beside the table at --at.
+    cut = as_player is not None and at is not None
     # Without --at every finding shows, also those past the last stored event (lines of
     # the game that ingest quarantined after its first bad one).
     rows = timeline(events, record)
@@ -178,7 +178,12 @@ def replay(
         text = _unreplayed_text(lines[row["seq"]], as_player) if row["seq"] in lines else None
         if text is not None:
             row["text"] = text
+    _mark_kept_back(rows, kept_back, bad, len(events))
     shown_record = record.to_dict()
+    if cut:
+        shown_record["findings"] = [f for f in shown_record["findings"] if f["seq"] <= upto]
+        shown_record.update(clean=not shown_record["findings"], halted=partial.halted,
+                            results=partial.results.to_dict())
     if as_player is not None:
         from ..replay.html import mask_findings
 
@@ -190,7 +195,8 @@ def replay(
     if html is not None:
         from ..replay.html import render_html
 
-        page = render_html(events, viewer=as_player, at=at, bad=bad)
+        page = render_html(events, viewer=as_player, at=at, bad=bad, until=at if cut else None,
+                           kept_back={i: b.code for i, b in kept_back.items()})
         try:
             html.write_text(page, encoding="utf-8")
         except OSError as exc:  # a missing folder, a directory, no permission: one line
@@ -200,12 +206,30 @@ def replay(
     halted_at = partial.halted_at
     if as_json:
         print_json({"game_id": game_id, "variant": record.variant, "viewer": as_player, "at": upto,
-                    "halted_at": halted_at, "finished": record.finished,
+                    "halted_at": halted_at, "finished": (partial if cut else record).finished,
                     "timeline": rows, "state": state, "record": shown_record})
         return
-    _print(record, rows, state, upto, as_player, halted_at, end)
+    if cut:  # the game up to --at: its findings so far, its results so far
+        record = dataclasses.replace(partial, findings=[f for f in record.findings if f.seq <= upto])
+    _print(record, rows, state, upto, as_player, halted_at, upto if cut else end, so_far=cut)
     if html is not None:
         console.print(f"HTML replay written to {html}", markup=False, highlight=False)
+
+
+def _mark_kept_back(rows: list[dict[str, Any]], kept_back: dict[int, BadLine],
+                    bad: list[BadLine], count: int) -> None:
+    """Mark, in place, the timeline rows of lines the store holds only in its quarantine
+    (``"quarantined"``: the reason code ingest gave): the replay of the store takes them
+    where ingest read them, as the replay of the file does, and the agent must still see
+    which moves and claims were never stored (verify-log, the views and a dispute bundle
+    know only the stored ones). ``rows[:count]`` are the rows of the events, in order; a
+    row past them is a seq no event holds, marked if a quarantined line of it is there."""
+    for i, line in kept_back.items():
+        rows[i]["quarantined"] = line.code
+    orphans = {b.seq: b.code for b in bad if b.quarantined and b.seq is not None}
+    for row in rows[count:]:
+        if row["seq"] in orphans:
+            row["quarantined"] = orphans[row["seq"]]
 
 
 def _record_until(events: list[dict[str, Any]], bad: list[BadLine], upto: int) -> GameRecord:
@@ -303,7 +327,9 @@ def _print_state(state: dict[str, Any]) -> None:
 
 
 def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any], upto: int,
-           viewer: str | None, halted_at: int | None, end: int) -> None:
+           viewer: str | None, halted_at: int | None, end: int, *, so_far: bool = False) -> None:
+    """The text view; ``so_far``: ``record`` is the game up to ``upto`` only (a player's
+    view at --at), its results those of that moment."""
     head = Text(f"{record.game_id} · {record.variant or 'no GameCreated'} · ", style="bold")
     head.append("clean" if record.clean else f"{len(record.findings)} finding(s)",
                 style="green" if record.clean else "bold red")
@@ -317,7 +343,11 @@ def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any]
     explained: set[str] = set()  # a rule's text once, at its first finding: a log with
     for r in rows:               # hundreds of findings of one rule stays readable
         t = "" if r["t"] is None else f"{r['t']:.1f}"
-        table.add_row(str(r["seq"]), t, Text(r["text"]))  # log data, never markup
+        text = Text(r["text"])  # log data, never markup
+        if r.get("quarantined"):
+            text.append(f"  [not stored: quarantined by ingest ({r['quarantined']})]",
+                        style="yellow")
+        table.add_row(str(r["seq"]), t, text)
         for f in r["findings"]:
             style = "red" if f["kind"] != "integrity" else "magenta"
             text = f"⚠ {f['rule']} ({f['kind']}): {f['message']}"
@@ -333,7 +363,10 @@ def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any]
     _print_state(state)
     # --at: the state above is mid-game, the results below are the whole game's; say so
     whole = f" of the whole game, after seq {end}" if upto < end else ""
-    if record.finished:
+    if so_far and not record.finished:  # a player's view at --at: the game went on after it
+        _line(f"Results so far, after seq {upto} (what {viewer} could know then): winners "
+              f"{record.results.winners}; net {record.results.net}")
+    elif record.finished:
         _line(f"Results{whole}: winners {record.results.winners}; net {record.results.net}")
     else:  # a game cut short, halted or still in progress: stakes are still in the pot
         _line(f"Results so far{whole} (the game did not end by the rules): winners "

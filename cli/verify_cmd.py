@@ -43,9 +43,12 @@ def verify(
     A finding is a `violation` (a move the rules forbid was accepted), a `discrepancy`
     (a platform claim — score, payout, winners — differs from the recomputed value), or
     `integrity` (the log itself is broken). Exit 0 when all games are clean, 1 when any
-    finding exists, 2 on unusable input. Without FILES the games come from the store,
-    and each line ingest quarantined that names a game is a `LOG-EVENT` integrity
-    finding at its seq (unless a later ingest stored that very line). With --db (or
+    finding exists, 2 on unusable input (with FILES: also lines that name no game).
+    Without FILES the games come from the store, each with the lines of it that ingest
+    quarantined, folded in where ingest read them (unless a later ingest stored that
+    very line): a game gets the findings a replay of the file gives (a gap is LOG-SEQ, a
+    tampered line LOG-CHAIN, a line that is not a valid event LOG-EVENT); quarantined
+    lines that name no game are listed (`unreadable_lines`). With --db (or
     without FILES) the findings and results are also stored, for the SQL views
     `findings` and `player_games`; a game of FILES that the store holds as another game
     under the same id (another variant, seats or length) is not saved over it.
@@ -77,7 +80,9 @@ def verify(
             fail(str(exc))
         total = len(store.game_ids())
         source = store.stream_games()  # one pass; the run sorts its records by game
-        read_store_bad_lines(store.con, run)  # what ingest quarantined: LOG-EVENT findings
+        # what ingest quarantined: each line naming a game is folded into its replay where
+        # ingest read it, as a replay of the file meets it; those naming none are listed
+        read_store_bad_lines(store.con, run, load_games=False, unattributed=True)
     try:
         if store is not None and show_bar and total > 1:
             with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(),
@@ -104,7 +109,17 @@ def verify(
         print_json(run.to_json())
     else:
         _print_table(run)
-    if run.unattributed:
+    if run.unattributed and not files:
+        # the store's: ingest reported them when it read them (exit 1) and keeps them in
+        # the quarantine; they belong to no game, so they change no game's verdict here
+        if not as_json:
+            first = run.unattributed[0]
+            err_console.print(
+                f"note: {len(run.unattributed)} quarantined line(s) name no game (first: "
+                f"{first.source}:{first.line_no}: {first.reason}); they are not part of any "
+                "replay (SQL: SELECT * FROM quarantine WHERE game_id IS NULL)",
+                highlight=False, markup=False, soft_wrap=True)
+    elif run.unattributed:
         if not as_json:
             fail(f"{len(run.unattributed)} line(s) could not be read as events of any game "
                  f"(first: {run.unattributed[0].source}:{run.unattributed[0].line_no}: "

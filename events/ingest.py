@@ -455,6 +455,10 @@ class Quarantined:
     event_id: str | None = None
     game_id: str | None = None
     seq: int | None = None
+    #: the game's next free seq (its stored events end just before it) when the line was
+    #: read: where the line stood among the game's events in the input, so a replay of
+    #: the store folds it in where a replay of the file meets it (replay/verify.py)
+    head: int | None = None
 
 
 @dataclass(slots=True)
@@ -534,7 +538,10 @@ class Sequencer:
         the pass, and one already stored makes the row a ``conflict_event_id``, the
         verdict ``lookup_all=True`` gives (the event_id is checked before the seq).
         """
-        game_ids = set(dec.game_id)
+        quarantined = [Quarantined(i, r, d, *_salvage_ids(lines[i])) for i, r, d in dec.errors]
+        # a line that is not a valid event still names its game, most of the time: its
+        # place among that game's events (``head``) is recorded as for any quarantined line
+        game_ids = set(dec.game_id) | {q.game_id for q in quarantined if q.game_id is not None}
         self._load_heads(con, game_ids)
         heads = self.heads
         if lookup_all:
@@ -546,7 +553,10 @@ class Sequencer:
         self._before = before = {
             g: Head(h.next_seq, h.last_hash, h.chained_by) for g in game_ids for h in (heads[g],)
         }
-        quarantined = [Quarantined(i, r, d, *_salvage_ids(lines[i])) for i, r, d in dec.errors]
+        # the decode errors in line order, each given its game's head when the pass
+        # below reaches its line
+        unplaced = sorted((q for q in quarantined if q.game_id is not None),
+                          key=lambda q: q.index, reverse=True)
         accepted: dict[str, int] = {}  # event_id -> line index, for in-batch duplicates
         keep: list[int] = []
         row_prev: list[str] = []
@@ -558,6 +568,9 @@ class Sequencer:
         for k, (index, event_id, game_id, seq, mode) in enumerate(
             zip(dec.index, dec.event_id, dec.game_id, dec.seq, dec.mode, strict=True)
         ):
+            while unplaced and unplaced[-1].index < index:
+                q = unplaced.pop()
+                q.head = heads[q.game_id].next_seq  # type: ignore[index]
             if event_id in accepted or event_id in stored:
                 other = stored.get(event_id)
                 other_raw = other[2].encode() if other is not None else lines[accepted[event_id]]
@@ -569,7 +582,7 @@ class Sequencer:
                     quarantined.append(Quarantined(
                         index, "conflict_event_id",
                         f"event_id {event_id!r} is already stored ({where}) with other content",
-                        event_id, game_id, seq))
+                        event_id, game_id, seq, heads[game_id].next_seq))
                 continue
             head = heads[game_id]
             next_seq = head.next_seq
@@ -609,7 +622,8 @@ class Sequencer:
                     detail = (f"seq {seq}: prev_hash {prevs[k][:12]}… is not the hash of "
                               f"seq {seq - 1} ({head.last_hash[:12]}…)")
             if reason is not None:
-                quarantined.append(Quarantined(index, reason, detail, event_id, game_id, seq))
+                quarantined.append(Quarantined(index, reason, detail, event_id, game_id, seq,
+                                               next_seq))
                 continue
             if mode == "producer":
                 new_hash = declared[k]
@@ -623,6 +637,8 @@ class Sequencer:
             head.chained_by = mode
             accepted[event_id] = index
             keep.append(k)
+        for q in unplaced:  # decode errors after the last valid line
+            q.head = heads[q.game_id].next_seq  # type: ignore[index]
         if not lookup_all:
             self._recheck_ids(con, quarantined, stored)
         changed = {g: heads[g] for g, h in before.items() if h.next_seq != heads[g].next_seq}
@@ -757,14 +773,15 @@ def write_plan(
             "event_id": pa.array([q.event_id for q in plan.quarantined], pa.string()),
             "game_id": pa.array([q.game_id for q in plan.quarantined], pa.string()),
             "seq": pa.array([q.seq for q in plan.quarantined], pa.int64()),
+            "head": pa.array([q.head for q in plan.quarantined], pa.int64()),
         })
         con.register("_rg_quarantine", qt)
         try:
             con.execute(
                 "INSERT INTO store.quarantine (source, line_no, reason, detail, raw, raw_bytes, "
-                "raw_sha256, event_id, game_id, seq, batch_id, received_at) "
+                "raw_sha256, event_id, game_id, seq, head, batch_id, received_at) "
                 "SELECT source, line_no, reason, detail, raw, raw_bytes, raw_sha256, event_id, "
-                "game_id, seq, ?, now() AT TIME ZONE 'UTC' FROM _rg_quarantine "
+                "game_id, seq, head, ?, now() AT TIME ZONE 'UTC' FROM _rg_quarantine "
                 "ON CONFLICT DO NOTHING",
                 [batch_id],
             )

@@ -17,7 +17,9 @@ Tables live in the schema ``store`` (the analyst views of :mod:`.views` live in
 ``store.quarantine``
     Every line that was not stored, with its source file, line number, reason code,
     detail and raw text (and bytes). Unique per (source, line, raw, reason), so
-    re-ingesting a file adds nothing.
+    re-ingesting a file adds nothing. ``head``: the named game's next free seq when the
+    line was read (where it stood among the game's events, for the replay of the store;
+    NULL in rows of older releases).
 ``store.ingest_batches``
     One row per committed batch (a transaction): source, line range, counts.
 
@@ -96,8 +98,12 @@ CREATE TABLE IF NOT EXISTS store.quarantine (
     seq         BIGINT,
     batch_id    BIGINT NOT NULL,
     received_at TIMESTAMP NOT NULL,
+    head        BIGINT,
     UNIQUE (source, line_no, raw_sha256, reason)
 );
+-- the game's next free seq when ingest read the line (added after the first release:
+-- NULL in rows written before it)
+ALTER TABLE store.quarantine ADD COLUMN IF NOT EXISTS head BIGINT;
 CREATE TABLE IF NOT EXISTS store.ingest_batches (
     batch_id     BIGINT PRIMARY KEY,
     source       VARCHAR NOT NULL,

@@ -39,7 +39,7 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -48,7 +48,7 @@ from ..events.upcast import upcast
 from .engine import GameEngine
 from .findings import DISCREPANCY, INTEGRITY, Finding
 from .rule_text import rule_text
-from .verify import BadLine
+from .verify import BadLine, fold_order
 from .verify import bad_line_message as bad_message
 
 #: the code a redacted card is shown as (a face-down card on the page)
@@ -174,11 +174,21 @@ def mask_findings(findings: list[dict[str, Any]], events: list[dict[str, Any]],
         message = f["message"]
         if f.get("rule") == "LOG-EVENT":  # the server's file path is not the player's to see
             message = _SOURCE_OF_BAD_LINE.sub("a line of the log", message, count=1)
+        elif f.get("rule") == "C-HOLD":  # where a card lies is a hidden card's place
+            message = _PLACE_OF_CARD.sub(
+                lambda m: m.group(0) if m.group("holder") == viewer else ", which is not in his hand",
+                message)
         f["message"] = _masked(message, shown.get(f["seq"], set()))
 
 
 #: the "SOURCE:LINE" a LOG-EVENT message starts with (replay.verify.bad_line_message)
 _SOURCE_OF_BAD_LINE = re.compile(r"^.*?:\d+(?= is not a valid event: )")
+#: where a C-HOLD message says the card an event moved really is (Michigan: "p1 plays 4C,
+#: which is held by p3" / "in the widow" / "in a dead hand"): the card is in the event, so
+#: its code stays, but its place is a hidden card's place (another hand, the widow, a
+#: dead hand), which only the holder knows; "already played" is public and stays
+_PLACE_OF_CARD = re.compile(
+    r", which is (?:held by (?P<holder>[^;]+?)|in the widow|in a dead hand)(?=;|$)")
 
 
 def _masked(message: str, visible: set[str]) -> str:
@@ -484,29 +494,29 @@ def _details(finding: Finding, rows_by_topic: dict[str, list[list[str]]] | None,
 def _in_fold_order(events: Sequence[dict[str, Any]],
                    bad: Sequence[BadLine]) -> Iterator[tuple[dict[str, Any], BadLine | None]]:
     """The game's events with its placed bad lines (``obj`` set) where ``verify`` takes
-    them (:func:`~rummyguard.replay.verify.fold`: before the first event of a greater
-    seq): ``(event, None)`` or ``(line's object, line)``."""
-    pending = sorted((b for b in bad if b.obj is not None), key=lambda b: b.seq or 0)
-    k = 0
-    for event in events:
-        while k < len(pending) and (pending[k].seq or 0) < event["seq"]:
-            yield pending[k].obj or {}, pending[k]
-            k += 1
-        yield event, None
-    for b in pending[k:]:
-        yield b.obj or {}, b
+    them: ``(event, None)`` or ``(line's object, line)``, in the very order of
+    :func:`~rummyguard.replay.verify.fold_order` (a file's line where the file had it,
+    ``position``, not by its seq: a line before the event of its own seq halts the
+    replay there in ``verify`` and ``replay --json``, and so it does on the page)."""
+    return fold_order(list(events), bad)
 
 
 def _bad_row(obj: dict[str, Any], line: BadLine, viewer: str | None) -> tuple[str, dict[str, Any]]:
     """The page's sentence and embedded object for a line that is not a valid event.
-    A player's view embeds only its envelope: its payload may hold cards he never saw."""
-    shown = obj if viewer is None else {
-        k: v for k, v in obj.items() if k not in ("payload", "hash", "prev_hash")}
-    return bad_message(line), shown
+    A player's view embeds only its envelope: its payload may hold cards he never saw.
+    Its sentence is the LOG-EVENT finding's, as :func:`mask_findings` shows it to him: "a
+    line of the log" for the server's file and line, ``??`` for any card its reason names
+    (nothing of the line's payload is in his view to show it)."""
+    if viewer is None:
+        return bad_message(line), obj
+    shown = {k: v for k, v in obj.items() if k not in ("payload", "hash", "prev_hash")}
+    text = _SOURCE_OF_BAD_LINE.sub("a line of the log", bad_message(line), count=1)
+    return _masked(text, set()), shown
 
 
 def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
-                 bad: Sequence[BadLine] = ()) -> dict[str, Any]:
+                 bad: Sequence[BadLine] = (), *, until: int | None = None,
+                 kept_back: Mapping[int, str] | None = None) -> dict[str, Any]:
     """Replay ``events`` and gather everything the page shows, as JSON-able data.
 
     Returns ``meta`` (summary), ``events`` (each with index, seq, type, actor, ts, a
@@ -518,9 +528,23 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
     them). Those that name their seq take their place in the replay and on the page
     (one row each, a LOG-EVENT finding, a halt if the replay cannot follow them), the
     others are LOG-EVENT findings at their seq: the page's findings are ``verify``'s.
+
+    ``until``: the game as it stood right after seq ``until`` (a player's view at
+    ``--at``): the rows end at the first row of a later seq, and nothing after them is
+    in the report — no later event, state or finding (those at a seq up to ``until`` are
+    the whole game's, as the timeline shows them), and the results, the halt and the
+    verdict are the game's so far (``meta.until`` says where it was cut).
+
+    ``kept_back``: the events (by index in ``events``) that the store holds only in its
+    quarantine, with ingest's reason (``replay --db`` folds them in where ingest read
+    them, as a replay of the file meets them): their rows say "not stored", as do the
+    rows of bad lines from the quarantine (``BadLine.quarantined``).
     """
     if not events and not any(b.obj is not None for b in bad):
         raise ValueError("no events to render")
+    #: with ``until``: the first row past it, and the results right before that row
+    cut: int | None = None
+    cut_results: dict[str, Any] | None = None
     engine = GameEngine()
     seats: list[str] = []
     out_events: list[dict[str, Any]] = []
@@ -531,7 +555,14 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
     prev: Json = None
     halt_index: int | None = None
     seq_index: dict[int, int] = {}
+    event_index = -1  # the index in ``events`` of the last row that is one of them
     for i, (event, line) in enumerate(_in_fold_order(events, bad)):
+        if line is None:
+            event_index += 1
+        row_seq = event.get("seq")
+        if (until is not None and cut is None and isinstance(row_seq, int)
+                and row_seq > until):
+            cut, cut_results = i, _results_so_far(engine)
         before = len(engine.findings)
         if line is None:
             engine.apply(event)
@@ -552,6 +583,8 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
             rows_by_topic = _claim_rows(engine, _current(event))
         for f in new:
             found[id(f)] = (seq_index.get(f.seq, i) if f.seq != seq else i, _details(f, rows_by_topic, None))
+        if cut is not None:  # past ``until``: replayed for the findings up to it, not shown
+            continue
         state = engine.variant.snapshot(viewer) if engine.variant is not None else {}
         state = _jsonable(state)
         patches.append(["=", state] if i == 0 else diff(prev, state))
@@ -562,6 +595,10 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
         else:
             text, shown = _bad_row(event, line, viewer)
             desc = [text]
+        reason = (line.code if line.quarantined else None) if line is not None else (
+            (kept_back or {}).get(event_index))
+        if reason is not None:
+            desc = [*desc, f" — not stored: quarantined by ingest ({reason})"]
         out_events.append({
             "i": i,
             "seq": seq,
@@ -570,6 +607,7 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
             "ts": str(event.get("ts", "")),
             "desc": desc,
             "event": _jsonable(shown),
+            **({} if reason is None else {"quarantined": reason}),
         })
     if viewer is not None and not seats:
         raise ValueError("the log has no GameCreated: there is no seat to view it from")
@@ -592,6 +630,17 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
             "rule_text": rule_text(f.rule),
             "details": rows,
         })
+    results = _jsonable(record.results.to_dict())
+    halted = record.halted
+    if cut is not None:  # nothing past ``until``: its rows, states, findings, results
+        if cut == 0:
+            raise ValueError(f"no event at or before seq {until} in game {record.game_id!r}")
+        out_events, patches = out_events[:cut], patches[:cut]
+        findings = [f for f in findings if f["i"] < cut and f["seq"] <= until]
+        results = _jsonable(cut_results)
+        if halt_index is not None and halt_index >= cut:
+            halt_index = None
+        halted = halt_index is not None
     if viewer is not None:  # a finding speaks from the full state: the view masks it too
         mask_findings(findings, events, viewer)
     findings.sort(key=lambda f: f["i"])  # stable: the record's order within an event
@@ -609,15 +658,25 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
         "stake": created.get("stake"),
         "rules": _jsonable(created.get("rules", {})),
         "viewer": viewer,
-        "clean": record.clean,
-        "halted": record.halted,
+        "clean": not findings,
+        "halted": halted,
         "halt_index": halt_index,
         "chained": record.chained,
         "kinds": dict(sorted(counts.items())),
-        "results": _jsonable(record.results.to_dict()),
+        "results": results,
         "count": len(out_events),
+        **({} if until is None else {"until": until}),
     }
     return {"meta": meta, "events": out_events, "patches": patches, "findings": findings}
+
+
+def _results_so_far(engine: GameEngine) -> dict[str, Any]:
+    """``winners``, ``net`` and ``scores`` of the game as the engine holds it now, as
+    :meth:`GameEngine.record` gives them (without closing the fold)."""
+    if engine.ctx is None or engine.variant is None:
+        return {"winners": [], "net": {}, "scores": {}}
+    return {"winners": engine.variant.winners(), "net": engine.net(),
+            "scores": engine.variant.scores()}
 
 
 def _anchor(seq_index: dict[int, int], seq: int, count: int) -> int:
@@ -661,6 +720,8 @@ def _header_html(report: dict[str, Any], title: str) -> str:
         halted = f'<span class="badge badge-halted" data-testid="halted">Replay halted at seq {_e(at)}</span>'
     view = ("Omniscient view (all cards)" if meta["viewer"] is None
             else f"As seen by {_e(meta['viewer'])}")
+    if meta.get("until") is not None:
+        view += f" up to seq {_e(meta['until'])}"
     rows = []
     for seat, pid in enumerate(meta["seats"]):
         net = res.get("net", {}).get(pid)
@@ -673,6 +734,7 @@ def _header_html(report: dict[str, Any], title: str) -> str:
     rules = ", ".join(f"{_e(k)}={_e(json.dumps(v))}" for k, v in meta["rules"].items()) or "defaults"
     chained = {True: "yes (producer hashes verified)", False: "no (unchained)", None: "—"}[meta["chained"]]
     last_seq = report["events"][-1]["seq"]
+    so_far = "" if meta.get("until") is None else f" so far (after seq {_e(last_seq)})"
     return f"""
 <header class="rg-header">
   <div class="rg-headline">
@@ -689,7 +751,7 @@ def _header_html(report: dict[str, Any], title: str) -> str:
   </div>
   <div class="rg-summary">
     <table class="rg-players" data-testid="players">
-      <caption>Players and recomputed result</caption>
+      <caption>Players and recomputed result{so_far}</caption>
       <thead><tr><th>Seat</th><th>Player</th><th>Result</th><th>Net chips</th>{score_head}</tr></thead>
       <tbody>{''.join(rows)}</tbody>
     </table>
@@ -743,6 +805,8 @@ def render_html(
     at: int | None = None,
     title: str | None = None,
     bad: Sequence[BadLine] = (),
+    until: int | None = None,
+    kept_back: Mapping[int, str] | None = None,
 ) -> str:
     """The replay page for one game's events (in seq order), as one HTML string.
 
@@ -750,9 +814,12 @@ def render_html(
     not seated). ``at``: the page opens right after the last event with ``seq <= at``
     (default: the first finding, else the last event; ValueError if there is none). ``title``:
     the page heading (default ``Replay of game <id>``). ``bad``: the game's lines that
-    are not valid events, as :func:`build_report` takes them.
+    are not valid events, as :func:`build_report` takes them. ``until``: the page holds
+    the game only up to that seq, as :func:`build_report` cuts it (``replay --as P --at
+    S`` cuts at S: the player is shown nothing that happened after it). ``kept_back``:
+    events the store holds only in its quarantine, as :func:`build_report` marks them.
     """
-    report = build_report(events, viewer, bad)
+    report = build_report(events, viewer, bad, until=until, kept_back=kept_back)
     meta = report["meta"]
     if at is None:
         initial = report["findings"][0]["i"] if report["findings"] else len(report["events"]) - 1

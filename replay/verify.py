@@ -9,6 +9,7 @@ integrity findings when their game can be told, so nothing read is silently lost
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from ..events.gcpause import paused_gc
+from ..events.hashing import GENESIS_HASH, event_hash
 from ..events.timestamps import ts_millis
 from .engine import GameEngine, GameRecord, Results, replay
 from .findings import Finding
@@ -41,8 +43,21 @@ class BadLine:
     #: a placed line of a file (``obj`` set): how many valid events of its game the file
     #: held before it, so the grouped replay (:func:`fold`) takes it where the file had
     #: it, as the streaming :func:`verify_files` does, also in a game whose lines are not
-    #: in seq order; None for a line of the quarantine, which :func:`fold` places by seq
+    #: in seq order; a line of the store's quarantine gets it from
+    #: :func:`merge_store_lines` (None before: :func:`fold` then places it by seq)
     position: int | None = None
+    #: a line of the store's quarantine (:func:`read_store_bad_lines`), not of a file
+    quarantined: bool = False
+    #: a quarantined line that this release reads as a valid event (kept back by ingest
+    #: only for its place in the game: behind a gap, a chain break, at a taken seq; or a
+    #: version an older release did not know): the replay takes it as the event it is,
+    #: as a replay of the file meets it (:func:`merge_store_lines`)
+    event: bool = False
+    #: a quarantined line: its game's next free seq when ingest read it (None: a row of
+    #: an older release, placed by :func:`_store_place`)
+    head: int | None = None
+    #: a quarantined line: how the store chains its game (``producer``/``ingest``/None)
+    chained_by: str | None = None
 
 
 @dataclass
@@ -50,6 +65,9 @@ class VerifyRun:
     records: list[GameRecord] = field(default_factory=list)
     bad_lines: list[BadLine] = field(default_factory=list)
     created: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the stored events of the games with quarantined lines to fold in, for
+    #: :func:`attach_bad_lines` (records replayed elsewhere from the stored events only)
+    store_games: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def unattributed(self) -> list[BadLine]:
@@ -189,42 +207,181 @@ def bad_line_message(b: BadLine) -> str:
     return f"{b.source}:{b.line_no} is not a valid event: {b.reason}"
 
 
-def fold(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
-    """Replay a game's valid events with its placed bad lines (``obj`` set), as
-    :func:`verify_files` does in one pass: lines of files where the file had them among
-    the game's events (``position``), lines of the quarantine in seq order (the order of
-    a log in seq order, which the store is)."""
-    engine = GameEngine()
-    by_position = all(b.position is not None for b in bad)
+def fold_order(events: list[dict[str, Any]], bad: Iterable[BadLine]
+               ) -> Iterator[tuple[dict[str, Any], BadLine | None]]:
+    """A game's valid events with its placed bad lines (``obj`` set) in the order the
+    replay takes them: ``(event, None)`` or ``(line's object, line)``. Lines of files
+    (and quarantined lines placed by :func:`merge_store_lines`) where the input had them
+    among the game's events (``position``), other lines in seq order (before the first
+    event of a greater seq). :func:`fold` and the HTML page (``replay.html``) both follow
+    it, so the page shows what ``verify`` and ``replay --json`` say."""
+    placed = [b for b in bad if b.obj is not None]
+    by_position = all(b.position is not None for b in placed)
 
     def place(b: BadLine) -> int:
         return (b.position if by_position else b.seq) or 0
 
-    pending = sorted(bad, key=place)  # stable: read order kept among equal places
+    pending = sorted(placed, key=place)  # stable: read order kept among equal places
     k = 0
     for i, event in enumerate(events):
-        # before this event: a file's line read before it (position <= i), or a quarantined
-        # line of a lower seq
+        # before this event: a line read before it (position <= i), or one of a lower seq
         at = i + 1 if by_position else event["seq"]
         while k < len(pending) and place(pending[k]) < at:
-            engine.unreadable(pending[k].obj or {}, pending[k].code, bad_line_message(pending[k]))
+            yield pending[k].obj or {}, pending[k]
             k += 1
-        engine.apply(event)
+        yield event, None
     for b in pending[k:]:
-        engine.unreadable(b.obj or {}, b.code, bad_line_message(b))
+        yield b.obj or {}, b
+
+
+def fold(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
+    """Replay a game's valid events with its placed bad lines (``obj`` set), as
+    :func:`verify_files` does in one pass (the order of :func:`fold_order`)."""
+    engine = GameEngine()
+    for item, line in fold_order(events, bad):
+        if line is None:
+            engine.apply(item)
+        else:
+            engine.unreadable(item, line.code, bad_line_message(line))
     return engine.record()
 
 
-def read_store_bad_lines(con: Any, run: VerifyRun, game_id: str | None = None) -> None:
+#: quarantine reasons of a line that is not one unambiguous JSON object (a key repeated,
+#: say): never read as an event, whatever it decodes to
+_NOT_READ = frozenset({"not_json", "not_object"})
+
+
+def _reads_as_event(obj: dict[str, Any], reason: str) -> bool:
+    """Whether this release reads a quarantined line as a valid event, as the file
+    readers would (``read_jsonl_events``): a line kept back only for its place (a gap, a
+    chain break, a taken seq) is one; so is a line an older release could not read (a
+    ``future_version`` it now knows) until the file is ingested again."""
+    if reason in _NOT_READ:
+        return False
+    from ..events.ingest import check_event
+    from ..events.models import EventError
+
+    try:
+        check_event(obj)
+    except EventError:
+        return False
+    return True
+
+
+#: the detail of a ``sequence_gap`` (events/ingest.py): the seq the game expected then
+_EXPECTED = re.compile(r"expected seq (\d+), got -?\d+$")
+
+
+def _store_place(b: BadLine) -> int:
+    """Where a quarantined line stood among its game's stored events: before the stored
+    event of seq ``head`` (ingest read it when the game's stored events ended just before
+    it). A row of an older release has no ``head``: a gap's detail names it; a chain
+    problem is only ever found at the next free seq; a conflict most likely came right
+    after the event it conflicts with; any other line is placed at its own seq."""
+    if b.head is not None:
+        return b.head
+    seq = b.seq or 0
+    if b.code == "sequence_gap":
+        found = _EXPECTED.search(b.reason)
+        if found:
+            return int(found.group(1))
+    if b.code in ("conflict_seq", "conflict_event_id"):
+        return seq + 1
+    return seq
+
+
+def merge_store_lines(events: list[dict[str, Any]], lines: Iterable[BadLine]
+                      ) -> tuple[list[dict[str, Any]], list[BadLine], dict[int, BadLine]]:
+    """A stored game (``events``, in seq order) with its quarantined lines folded in where
+    ingest read them, so the replay of the store meets the game's lines as the replay of
+    the file does (RULES.md §5: "Replaying the same log always gives the same result").
+
+    Ingest stores a game only up to its first gap, chain break or unreadable line and
+    quarantines the rest, raw text kept: replaying the stored events alone would judge a
+    shorter game (no winner, stakes in the pot) and say nothing of the gap itself. Here
+    a quarantined line that is a valid event (:func:`_reads_as_event`) becomes an event of
+    the game again, at its place: a gap is then the LOG-SEQ finding it is in the file, a
+    tampered line the LOG-CHAIN one, and the moves and claims behind them are replayed.
+    A line that is not a valid event stays a bad line, placed (``position``) where it
+    stood, as a file's line is (a LOG-EVENT finding; a halt unless its type is unknown).
+    In a game the store chained itself (``chained_by = 'ingest'``) each quarantined line
+    without hash fields is given the links ingest would have given it, so the chain of
+    the stored events goes on through it (the file's lines carry none: no LOG-CHAIN
+    there either).
+
+    Returns the events (stored and quarantined, in that order), the game's other bad
+    lines, and the quarantine line behind each event taken from it, by index (for the
+    "not stored" marks of ``replay``). Lines that are not from the quarantine, or already
+    placed, are returned as they are.
+    """
+    lines = list(lines)
+    todo = [b for b in lines if b.quarantined and b.obj is not None and b.position is None]
+    if not todo:
+        return events, lines, {}
+    picked = {id(b) for b in todo}
+    rest = [b for b in lines if id(b) not in picked]
+    pending = sorted(todo, key=_store_place)  # stable: ingest's read order among equals
+    ingest_chained = any(b.chained_by == "ingest" for b in todo)
+    merged: list[dict[str, Any]] = []
+    bad: list[BadLine] = []
+    origin: dict[int, BadLine] = {}
+    next_seq, prev = 0, GENESIS_HASH  # the engine's view: the last event taken in place
+
+    def take(item: dict[str, Any], line: BadLine | None) -> None:
+        nonlocal next_seq, prev
+        if line is not None and ingest_chained and item.get("prev_hash") is None \
+                and item.get("hash") is None:
+            linked = {**item, "prev_hash": prev}
+            try:
+                linked["hash"] = event_hash(linked)
+                item = linked
+            except (ValueError, TypeError):  # content JCS cannot hash: left as written
+                pass
+        seq = item.get("seq")
+        if type(seq) is int and seq >= next_seq:  # taken in place (not a repeat)
+            next_seq = seq + 1
+            if isinstance(item.get("hash"), str):
+                prev = item["hash"]
+        if line is None or line.event:
+            if line is not None:
+                origin[len(merged)] = line
+            merged.append(item)
+        else:
+            line.obj = item
+            line.position = len(merged)
+            bad.append(line)
+
+    k = 0
+    for event in events:
+        while k < len(pending) and _store_place(pending[k]) <= event["seq"]:
+            take(pending[k].obj or {}, pending[k])
+            k += 1
+        take(event, None)
+    for b in pending[k:]:
+        take(b.obj or {}, b)
+    return merged, [*rest, *bad], origin
+
+
+def read_store_bad_lines(con: Any, run: VerifyRun, game_id: str | None = None, *,
+                         load_games: bool = True, unattributed: bool = False) -> None:
     """Add the store's quarantined lines that name a game (``game_id``: only that game's)
-    to ``run.bad_lines``.
+    to ``run.bad_lines``, in the order ingest read them.
 
     Ingest stores a game only up to its first gap, chain break or unreadable event and
     quarantines the rest, so the stored game alone can replay as a clean, shorter game.
-    Reading the quarantine makes a replay of the store report what a replay of the file
-    reports: a LOG-EVENT integrity finding per bad line, at its seq; lines stored by a
-    later ingest (files ingested out of order) are left out. ``con`` is the store's
-    DuckDB connection.
+    Each line that names its game and seq comes with its object (the raw line), and the
+    replay folds it in where ingest read it (:func:`merge_store_lines`): a replay of the
+    store then reports what a replay of the file reports. A line whose seq cannot be read
+    is a LOG-EVENT finding at the game's last seq, as in a file. Lines stored by a later
+    ingest (files ingested out of order) are left out, and so is a later copy, from
+    another file, of a line already quarantined (the same line again is a no-op, as for
+    a stored event). ``con`` is the store's DuckDB connection.
+
+    ``load_games``: also keep the stored events of the games with such lines in
+    ``run.store_games``, for :func:`attach_bad_lines` (a caller that replays every
+    stored game itself, as ``verify`` does, passes False). ``unattributed``: also add
+    the quarantined lines that name no game (``run.unattributed``), as ``verify FILES``
+    lists a file's lines that name none.
 
     A single-game reader (``replay GAME``) passes ``game_id``: the filter is then on
     both tables, so the cost is that game's rows, not the whole quarantine joined
@@ -233,19 +390,78 @@ def read_store_bad_lines(con: Any, run: VerifyRun, game_id: str | None = None) -
     params = {} if game_id is None else {"game": game_id}
     in_quarantine = "" if game_id is None else "AND q.game_id = $game"
     in_events = "" if game_id is None else "AND e.game_id = $game"
+    in_owner = "" if game_id is None else "AND o.game_id = $game"
+    has_head = con.execute(
+        "SELECT count(*) FROM duckdb_columns() WHERE schema_name = 'store' AND "
+        "table_name = 'quarantine' AND column_name = 'head'").fetchall()[0][0]
+    head = "q.head" if has_head else "NULL::BIGINT"
     rows = con.execute(f"""
-        SELECT source, line_no, reason, detail, game_id, seq FROM store.quarantine q
-        WHERE game_id IS NOT NULL {in_quarantine}
+        SELECT q.source, q.line_no, q.reason, q.detail, q.game_id, q.seq, q.raw,
+               q.raw_sha256, {head}, c.chained_by,
+               -- a conflict of event_id: whether a stored event of this very game holds
+               -- the id (if another game's does, the line is not an event of this one,
+               -- as the file readers say; ingest only calls a stored id a conflict)
+               q.reason = 'conflict_event_id' AND EXISTS (
+                   SELECT 1 FROM store.events o WHERE o.event_id = q.event_id
+                     AND o.game_id = q.game_id {in_owner}) AS own_id
+        FROM store.quarantine q LEFT JOIN store.games_chain c ON c.game_id = q.game_id
+        WHERE q.game_id IS NOT NULL {in_quarantine}
           -- a line quarantined (say, after a gap) and stored by a later ingest is resolved:
           -- the game is then complete and verify-log calls it intact
           AND NOT EXISTS (SELECT 1 FROM store.events e
                           WHERE e.event_id = q.event_id AND e.game_id = q.game_id
                             AND e.seq = q.seq AND e.raw = q.raw {in_events})
-        ORDER BY game_id, seq NULLS FIRST, source, line_no
+        ORDER BY q.game_id, q.batch_id, q.line_no
     """, params).fetchall()
-    for source, line_no, reason, detail, game_id, seq in rows:
+    seen: dict[tuple[str, str], str] = {}  # (game, raw sha) -> the source that had it first
+    read: set[tuple[str, int, str]] = set()  # (source, line, sha): one verdict a line
+    foldable: set[str] = set()
+    for (source, line_no, reason, detail, game, seq, raw, sha, head_seq, chained_by,
+         own_id) in rows:
+        first = seen.setdefault((game, sha), source)
+        if first != source or (source, line_no, sha) in read:
+            # the very line again, from another file (a no-op, as for a stored event), or
+            # the same line of the same file read again under another verdict
+            continue
+        read.add((source, line_no, sha))
         why = f"{reason}: {detail}" if detail else reason
-        run.bad_lines.append(BadLine(source, line_no, why, game_id, seq))
+        obj = None
+        if seq is not None and seq >= 0:
+            try:
+                parsed = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, dict) and parsed.get("game_id") == game \
+                    and parsed.get("seq") == seq:
+                obj = parsed
+                foldable.add(game)
+        event = obj is not None and _reads_as_event(obj, reason) and (
+            reason != "conflict_event_id" or bool(own_id))
+        run.bad_lines.append(BadLine(source, line_no, why, game, seq, obj, reason,
+                                     quarantined=True, event=event, head=head_seq,
+                                     chained_by=chained_by))
+    if unattributed and game_id is None:
+        for source, line_no, reason, detail in con.execute(
+                "SELECT source, line_no, reason, detail FROM store.quarantine "
+                "WHERE game_id IS NULL ORDER BY batch_id, line_no").fetchall():
+            why = f"{reason}: {detail}" if detail else reason
+            run.bad_lines.append(BadLine(source, line_no, why, None, None, code=reason,
+                                         quarantined=True))
+    if load_games and foldable:
+        import pyarrow as pa
+
+        from ..events.store import event_from_row
+
+        con.register("_rg_games", pa.table({"game_id": pa.array(sorted(foldable), pa.string())}))
+        try:
+            stored = con.execute(
+                "SELECT e.game_id, e.raw, e.prev_hash, e.hash FROM store.events e "
+                "SEMI JOIN _rg_games g ON e.game_id = g.game_id ORDER BY e.game_id, e.seq"
+            ).fetchall()
+        finally:
+            con.unregister("_rg_games")
+        for game, raw, prev, h in stored:
+            run.store_games.setdefault(game, []).append(event_from_row(raw, prev, h))
 
 
 def _salvage_ids(raw: str) -> tuple[str | None, int | None]:
@@ -287,7 +503,10 @@ def _verify_games(
     for events in games:
         if not events:
             continue
-        placed = [b for b in bad_by_game.get(events[0]["game_id"], ()) if b.obj is not None]
+        game_id = events[0]["game_id"]
+        if game_id in bad_by_game:  # the store's quarantined lines, where ingest read them
+            events, bad_by_game[game_id], _ = merge_store_lines(events, bad_by_game[game_id])
+        placed = [b for b in bad_by_game.get(game_id, ()) if b.obj is not None]
         record = fold(events, placed) if placed else replay(events)
         _add_record(run, record, events[0], bad_by_game, keep_state)
         if progress is not None:
@@ -340,9 +559,26 @@ def attach_bad_lines(run: VerifyRun) -> None:
     :func:`verify_games` adds them while it replays: each game's lines as LOG-EVENT
     findings, and a record for a game none of whose lines was stored."""
     bad_by_game = _bad_lines_by_game(run)
-    for record in run.records:
-        _attach(record, bad_by_game.pop(record.game_id, []))
+    refolded = False
+    for i, record in enumerate(run.records):
+        bads = bad_by_game.pop(record.game_id, [])
+        stored = run.store_games.pop(record.game_id, None)
+        if stored is not None and any(b.quarantined and b.obj is not None for b in bads):
+            # replayed from the stored events only: again, with the quarantined lines
+            # folded in, as verify_games replays it (read_store_bad_lines kept the events)
+            events, bads, _ = merge_store_lines(stored, bads)
+            record = fold(events, [b for b in bads if b.obj is not None])
+            record.state = None
+            run.records[i] = record
+            refolded = True
+        _attach(record, bads)
+    known = len(run.created)
     _add_unreplayed(run, bad_by_game)
+    if refolded or len(run.created) != known:
+        # CL-NEXT reads each game's winners and the tables' games: judged again
+        for record in run.records:
+            record.findings = [f for f in record.findings if f.rule != "CL-NEXT"]
+        check_tables(run)
     run.records.sort(key=lambda r: r.game_id)
 
 
@@ -354,11 +590,17 @@ def _finish(run: VerifyRun, bad_by_game: dict[str, list[BadLine]]) -> None:
 
 
 def _add_unreplayed(run: VerifyRun, bad_by_game: dict[str, list[BadLine]]) -> None:
-    """A record for each game left in ``bad_by_game``: no line of it is a valid event."""
+    """A record for each game left in ``bad_by_game``: none of its lines was replayed
+    (a file's lines that are not valid events; or the store's quarantined lines of a game
+    none of whose lines was stored, which are replayed here as they stand)."""
     for game_id, bads in sorted(bad_by_game.items()):
+        # a game none of whose lines was stored: its quarantined lines are all it has
+        events, bads, _ = merge_store_lines([], bads)
         placed = [b for b in bads if b.obj is not None]
-        if placed:  # a game of which no line is a valid event, but some can be placed
-            record = fold([], placed)
+        if events and events[0]["type"] == "GameCreated":  # as _add_record: CL-NEXT, seats
+            run.created[game_id] = {**events[0]["payload"], "ts": events[0]["ts"]}
+        if placed or events:  # lines that can be placed, valid events or not
+            record = fold(events, placed)
             record.findings.extend(Finding(b.seq or 0, "LOG-EVENT", "integrity", bad_line_message(b))
                                    for b in bads if b.obj is None)
             record.findings.sort(key=lambda f: f.seq)

@@ -222,7 +222,16 @@ def test_replay_of_a_game_only_in_quarantine_names_the_bad_line(tmp_path: Path,
     log.write_bytes(orjson.dumps(first) + b"\n")
     store = tmp_path / "q.duckdb"
     assert run("ingest", log, "--db", store, "--no-progress").exit_code == 1
-    assert "bad_hash" in one_error_line(run("replay", "qonly-game", "--db", store))
+    # audit 35: the store replays its quarantined lines as the file's replay does, so the
+    # game is replayed (it was refused, naming the bad line): a LOG-CHAIN at seq 0, the
+    # row marked as quarantined for bad_hash
+    from_store = run("replay", "qonly-game", "--db", store, "--json")
+    assert from_store.exit_code == 0, from_store.stderr
+    body = orjson.loads(from_store.stdout)
+    assert [(f["seq"], f["rule"]) for f in body["record"]["findings"]] == [(0, "LOG-CHAIN")]
+    assert body["timeline"][0]["quarantined"] == "bad_hash"
+    from_file = orjson.loads(run("replay", "qonly-game", log, "--json").stdout)
+    assert from_file["record"] == body["record"]
 
 
 # --- defects -------------------------------------------------------------------------------
@@ -386,7 +395,7 @@ def test_an_interrupted_simulate_leaves_no_partial_file(tmp_path: Path) -> None:
 _QUERY_INTERRUPT_DRIVER = """
 import os, signal, sys, threading
 import rummyguard.cli.verify_cmd as vc
-def slow(con, run):
+def slow(con, run, *args, **kwargs):  # (audit 35: verify passes keyword options)
     threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     con.execute("SELECT count(*) FROM range(10000000000000) t(x) WHERE x % 7 = 3").fetchall()
 vc.read_store_bad_lines = slow

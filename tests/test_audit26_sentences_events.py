@@ -351,8 +351,10 @@ def test_an_event_id_again_with_other_content_stays_a_finding(tmp_path: Path) ->
     r = Readers(tmp_path, [[*LINES[:8], orjson.dumps(other), *LINES[8:]]])
     assert r.quarantine == [(7, "conflict_event_id")] and r.balanced
     assert r.summary["duplicates"] == 0 and r.ingest_exit == 1
-    assert r.db_findings == {GAME: [(7, "LOG-EVENT")]}
-    assert r.files == {GAME: [(7, "LOG-SEQ")]} and r.replay_files == [(7, "LOG-SEQ")]
+    # audit 35: the store folds the quarantined copy in where ingest read it, so it says
+    # what the files say (it said LOG-EVENT at 7)
+    assert r.db_findings == r.files == {GAME: [(7, "LOG-SEQ")]}
+    assert r.replay_files == r.replay_db == [(7, "LOG-SEQ")]
 
 
 # --- E1/E4: ids of 1-64 chars -----------------------------------------------------------------
@@ -401,10 +403,13 @@ def test_a_game_that_starts_at_seq_1_is_broken_everywhere(tmp_path: Path) -> Non
     r = Readers(tmp_path, [_dumps(events)])
     assert r.stored == 0 and r.balanced
     assert {reason for _, reason in r.quarantine} == {"sequence_gap"}
-    assert r.db_findings[GAME][0] == (1, "LOG-EVENT") and len(r.db_findings[GAME]) == len(events)
+    # audit 35: the store folds the quarantined lines in where ingest read them, so it says
+    # what the files say (it said LOG-EVENT for each line)
     assert r.files[GAME][0] == (1, "LOG-SEQ") and r.replay_files[0] == (1, "LOG-SEQ")
+    assert r.db_findings == r.files and r.replay_db == r.replay_files
     assert r.files_exit == r.db_exit == r.ingest_exit == 1
-    assert r.replay_db is None  # nothing stored: refused, naming the quarantined line
+    # (audit 35: nothing stored, but `replay --db` replays the quarantined lines as the
+    # file's replay does; it refused, naming the first quarantined line)
 
 
 # --- E8/E25: versions of every type --------------------------------------------------------------
@@ -482,7 +487,9 @@ def test_a_first_prev_hash_that_is_not_64_zeros_is_a_chain_break(tmp_path: Path)
     r = Readers(tmp_path, [_dumps(_jcs_chain(EVENTS, genesis="1" * 64))])
     assert r.quarantine[0] == (0, "chain_break") and r.stored == 0 and r.balanced
     assert r.files[GAME] == [(0, "LOG-CHAIN")] and r.replay_files == [(0, "LOG-CHAIN")]
-    assert r.db_findings[GAME][0] == (0, "LOG-EVENT") and r.replay_db is None
+    # audit 35: the store folds the quarantined lines in where ingest read them, so it says
+    # what the files say (it said LOG-EVENT at 0, and `replay --db` had no event to show)
+    assert r.db_findings == r.files and r.replay_db == r.replay_files
     assert r.files_exit == r.db_exit == 1
 
 
@@ -522,7 +529,8 @@ def test_jcs_key_order_is_utf16_for_every_reader(tmp_path: Path) -> None:
     bad = Readers(tmp_path / "codepoint", [_dumps(wrong)])
     assert bad.quarantine == [(ended, "bad_hash")] and bad.balanced
     assert (ended, "LOG-CHAIN") in bad.files[GAME]
-    assert bad.db_findings[GAME] == [(ended, "LOG-EVENT")]
+    # audit 35: the store folds the quarantined line in (it said LOG-EVENT at `ended`)
+    assert bad.db_findings == bad.files and bad.replay_db == bad.replay_files
 
 
 def test_null_hash_fields_read_as_absent_by_every_reader(tmp_path: Path) -> None:
@@ -555,7 +563,9 @@ def test_a_game_split_across_files_given_in_reverse_order_is_broken_for_every_re
     assert r.stored == 10 and r.balanced
     assert r.quarantine == [(seq, "sequence_gap") for seq in range(10, len(LINES))]
     assert r.files[GAME][0] == (10, "LOG-SEQ") and r.replay_files[0] == (10, "LOG-SEQ")
-    assert r.db_findings[GAME] == [(seq, "LOG-EVENT") for seq in range(10, len(LINES))]
+    # audit 35: the store folds the quarantined half in where ingest read it (before the
+    # stored half), so it says what the files say (it said LOG-EVENT for each line)
+    assert r.db_findings == r.files and r.replay_db == r.replay_files
     assert r.files_exit == r.db_exit == r.ingest_exit == 1
 
 
