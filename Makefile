@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # edit to one of them re-runs the install, which rebuilds them (until then the edited
 # sources run as plain Python, with a warning)
 ENGINE_SRC := _compiled.py setup.py events/hashing.py events/timestamps.py replay/findings.py \
-	replay/variant.py replay/engine.py $(wildcard replay/rules/*.py)
+	replay/variant.py replay/engine.py $(wildcard replay/rules/*.py) fraud/handeval.py
 
 $(STAMP): pyproject.toml $(ENGINE_SRC)
 	$(PY) -m venv $(VENV)
@@ -23,10 +23,13 @@ demo: $(STAMP)
 
 # Two passes: everything on the engine as installed (compiled, when the build worked),
 # then the tests that need its Python sources (marked pure_source) on those sources.
+# --dist loadfile: a file's tests run in one worker, so a module fixture (a simulated
+# world, a scanned store) is built once; xdist's default spread some files over both
+# workers, and each built the file's world again (audit 28's, ~140 s, twice).
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2
-	RUMMYGUARD_PURE=1 $(BIN)/pytest -n 2 -m pure_source
+	$(BIN)/pytest -n 2 --dist loadfile
+	RUMMYGUARD_PURE=1 $(BIN)/pytest -n 2 --dist loadfile -m pure_source
 
 # The HTML replay page is tested in a real headless Chromium (Debian's package, driven by
 # Playwright from the dev extra; never `playwright install`). Installed once, as root, when

@@ -2,7 +2,8 @@
 
 Everything else about the package is in pyproject.toml. The modules in
 ``rummyguard/_compiled.py``'s ``MODULES`` (the engine, the four variants, the meld logic,
-hashing and timestamps: the per-event work of ``rummyguard verify``) are compiled from
+hashing and timestamps: the per-event work of ``rummyguard verify``; and the fraud facts'
+hand evaluator, the per-discard work of ``rummyguard scan``) are compiled from
 their own typed Python source by mypyc (part of mypy), a well-kept compiler; nothing is
 hand-written in C. The sources stay the reference: ``RUMMYGUARD_PURE=1`` runs them as
 plain Python, and a source edited after the build is run as plain Python until the next

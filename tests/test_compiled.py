@@ -212,3 +212,26 @@ def test_guard_refuses_a_build_without_its_manifest(tmp_path: Path, monkeypatch:
 def test_guard_honours_pure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RUMMYGUARD_PURE", "1")
     assert _why_plain(_tree(tmp_path)) == "RUMMYGUARD_PURE is set"
+
+
+@needs_build
+def test_the_scans_facts_are_byte_identical_to_the_sources(tmp_path: Path) -> None:
+    """The scan's facts (fraud/handeval.py is compiled: meld distances, card gains) over
+    a world of every variant, as Parquet files: the same bytes, compiled or not."""
+    world = tmp_path / "world.jsonl"
+    done = _run(["simulate", "--games", "80", "--seed", "7423", "--fraud-rate", "0.2",
+                 "--variants", "classic,r500,liverpool,michigan", "--out", str(world),
+                 "--labels", str(tmp_path / "labels.json"), "--no-progress"], pure=False)
+    assert done.returncode == 0, done.stderr
+    trees = {}
+    for pure in (False, True):
+        db, facts = tmp_path / f"s-{pure}.duckdb", tmp_path / f"facts-{pure}"
+        for args in (["ingest", str(world), "--db", str(db), "--no-progress"],
+                     ["scan", "--db", str(db), "--model", "none", "--workers", "0",
+                      "--no-progress", "--parquet", str(facts)]):
+            done = _run(args, pure=pure)
+            assert done.returncode == 0, done.stderr
+        trees[pure] = {str(p.relative_to(facts)): p.read_bytes()
+                       for p in sorted(facts.rglob("*.parquet"))}
+    assert trees[False] == trees[True]
+    assert {"discards.parquet", "moves.parquet"} <= {Path(k).name for k in trees[False]}
