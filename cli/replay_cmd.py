@@ -165,6 +165,7 @@ def replay(
         fail(f"--at {at} is outside the game (seq 0..{end}"
              + (f"; the events replayed end at seq {last})" if end != last else ")"))
     upto = last if at is None else at
+    at_note = None if at is None else _missing_at_note(events, bad, at)
     partial = record if at is None else _record_until(events, bad, upto)
     state = partial.state.snapshot(as_player) if partial.state is not None else {}
     # A player's view at --at is the game as he could know it then: nothing after --at
@@ -205,10 +206,15 @@ def replay(
     # there, not at ``upto``); ``finished``: the game reached its end by the rules
     halted_at = partial.halted_at
     if as_json:
-        print_json({"game_id": game_id, "variant": record.variant, "viewer": as_player, "at": upto,
-                    "halted_at": halted_at, "finished": (partial if cut else record).finished,
-                    "timeline": rows, "state": state, "record": shown_record})
+        doc = {"game_id": game_id, "variant": record.variant, "viewer": as_player, "at": upto,
+               "halted_at": halted_at, "finished": (partial if cut else record).finished,
+               "timeline": rows, "state": state, "record": shown_record}
+        if at_note is not None:  # only then: every other document keeps its bytes
+            doc["at_note"] = at_note
+        print_json(doc)
         return
+    if at_note is not None:
+        console.print(Text(f"note: {at_note}", style="yellow"))
     if cut:  # the game up to --at: its findings so far, its results so far
         record = dataclasses.replace(partial, findings=[f for f in record.findings if f.seq <= upto])
     _print(record, rows, state, upto, as_player, halted_at, upto if cut else end, so_far=cut)
@@ -324,6 +330,21 @@ def _print_state(state: dict[str, Any]) -> None:
         elif _is_cards(value):
             value = _pretty_list(value)
         _line(f"  {key}: {value}")
+
+
+def _missing_at_note(events: list[dict[str, Any]], bad: list[Any], at: int) -> str | None:
+    """What to tell a reader whose ``--at`` names a seq that no replayed event holds (a
+    gap in the log, or a line that is not a valid event): the table shown is the one
+    after the last event before it, which would otherwise pass for the table at ``at``.
+    None when an event holds ``at``."""
+    if any(e["seq"] == at for e in events):
+        return None
+    before = [e["seq"] for e in events if e["seq"] < at]
+    shown = (f"the table shown is the one after seq {max(before)}, the last event before it"
+             if before else "the table shown is the one before the game's first event")
+    if any(getattr(b, "seq", None) == at for b in bad):
+        return f"seq {at} is a line of the log that is not a valid event; {shown}"
+    return f"the log has no event at seq {at} (a gap); {shown}"
 
 
 def _print(record: GameRecord, rows: list[dict[str, Any]], state: dict[str, Any], upto: int,
