@@ -62,8 +62,10 @@ def dispute(
     The zip holds the game's events exactly as received (events.jsonl), the replay
     report (report.json, and report.html when the page renderer is available), the
     Merkle checkpoint and the game's inclusion proof, a manifest with the SHA-256 of
-    every file, and a README telling the recipient how to check it by hand. The same
-    store state always gives a byte-identical zip. Check one with `rummyguard check-bundle`.
+    every file, and a README telling the recipient how to check it by hand. A game's
+    lines that ingest quarantined are added as unproven material (quarantine.json) and
+    the report replays them, as `replay --db` does. The same store state always gives a
+    byte-identical zip. Check one with `rummyguard check-bundle`.
     """
     path = db_path(db)
     if not path.exists():
@@ -91,6 +93,11 @@ def dispute(
         f"games, root {cp['root_hash']}, {cp['created_at']}")
     if not manifest["html"]["included"]:
         say(f"note: report.html left out: {manifest['html']['reason']}")
+    quarantine = manifest.get("quarantine")
+    if quarantine:
+        say(f"note: {quarantine['count']} line(s) of the game that ingest quarantined are in "
+            f"{quarantine['member']}, labelled unproven (in no checkpoint); report.json replays "
+            "them where ingest read them, as `replay --db` does")
     say(f"the recipient checks it with: rummyguard check-bundle {shlex.quote(bundle.name)} "
         "--root <published root> --size <published size>")
 

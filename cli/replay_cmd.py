@@ -4,7 +4,6 @@ and what any player could see — the support agent's view of a dispute."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from itertools import takewhile
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,9 @@ from ..events.cards import is_card_code, parse_card, pretty_card
 from ..replay.engine import GameRecord
 from ..replay.engine import replay as replay_game
 from ..replay.timeline import describe, timeline
+from ..replay.timeline import in_place as _in_place
+from ..replay.timeline import mark_kept_back as _mark_kept_back
+from ..replay.timeline import unreplayed_text as _unreplayed_text
 from ..replay.verify import (
     BadLine,
     VerifyRun,
@@ -96,22 +98,6 @@ def _load(game_id: str, files: list[Path] | None, db: Path | None
         if isinstance(b.obj, dict) and b.seq is not None:
             lines.setdefault(b.seq, b.obj)
     return events, bad, lines, kept_back
-
-
-def _unreplayed_text(obj: dict[str, Any], viewer: str | None) -> str | None:
-    """The timeline's sentence for a line of the game that was not replayed, as
-    ``viewer`` could see it; None unless the line is a valid event of the contract (a
-    chain break, a gap, a conflict): only then does the redaction know its fields."""
-    from ..events.models import EventError, validate_event
-    from ..events.upcast import upcast
-    from ..replay.html import redact
-
-    try:
-        validate_event(obj)
-        shown = upcast(obj) if viewer is None else redact(obj, viewer)
-        return f"not replayed: {describe(shown)}"
-    except (EventError, KeyError, TypeError, ValueError):
-        return None
 
 
 def replay_record(events: list[dict[str, Any]], bad: list[BadLine]) -> GameRecord:
@@ -222,22 +208,6 @@ def replay(
         console.print(f"HTML replay written to {html}", markup=False, highlight=False)
 
 
-def _mark_kept_back(rows: list[dict[str, Any]], kept_back: dict[int, BadLine],
-                    bad: list[BadLine], count: int) -> None:
-    """Mark, in place, the timeline rows of lines the store holds only in its quarantine
-    (``"quarantined"``: the reason code ingest gave): the replay of the store takes them
-    where ingest read them, as the replay of the file does, and the agent must still see
-    which moves and claims were never stored (verify-log, the views and a dispute bundle
-    know only the stored ones). ``rows[:count]`` are the rows of the events, in order; a
-    row past them is a seq no event holds, marked if a quarantined line of it is there."""
-    for i, line in kept_back.items():
-        rows[i]["quarantined"] = line.code
-    orphans = {b.seq: b.code for b in bad if b.quarantined and b.seq is not None}
-    for row in rows[count:]:
-        if row["seq"] in orphans:
-            row["quarantined"] = orphans[row["seq"]]
-
-
 def _record_until(events: list[dict[str, Any]], bad: list[BadLine], upto: int) -> GameRecord:
     """The game right after seq ``upto``, replayed as ``verify`` replays it: the game's
     lines that are not valid events take their place (a halt there holds the state where
@@ -247,19 +217,6 @@ def _record_until(events: list[dict[str, Any]], bad: list[BadLine], upto: int) -
     if not placed:
         return replay_game(events, until_seq=upto)
     return fold(list(takewhile(lambda e: e["seq"] <= upto, events)), placed)
-
-
-def _in_place(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Timeline rows in log order, with each finding at a seq no event holds (a line that
-    was not a valid event, a gap) moved to where that seq belongs, not left at the end."""
-    events: list[dict[str, Any]] = []
-    orphans: list[dict[str, Any]] = []
-    for row in rows:
-        (orphans if row["ts"] is None else events).append(row)
-    for row in orphans:
-        at = next((i for i, e in enumerate(events) if e["seq"] > row["seq"]), len(events))
-        events.insert(at, row)
-    return events
 
 
 def _redact_rows(rows: list[dict[str, Any]], events: list[dict[str, Any]], viewer: str) -> None:

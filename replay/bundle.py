@@ -16,6 +16,14 @@ have to trust it. A bundle gives them, for one game:
 ``checkpoint.json`` / ``proof.json``
     The Merkle checkpoint the game is in (number, size, root, time) and the inclusion
     proof document of :mod:`rummyguard.events.checkpoint`.
+``quarantine.json`` (only for a game with quarantined lines)
+    The game's lines that ingest read but did not store (quarantined: a tampered line,
+    a second event at a taken seq, a line that is not a valid event...), each with its
+    raw bytes, SHA-256, reason and where ingest read it. They are in neither the hash
+    chain nor the Merkle tree, so nothing in the bundle proves them: they are labelled
+    unproven (``"proven": false``), and the ``quarantine`` check says so. They are there
+    because ``report.json`` replays them where ingest read them, as ``rummyguard replay
+    GAME --db`` and ``verify --db`` do, so the bundle says what the support agent saw.
 ``README.txt``
     How to check all of it by hand, with a standard-library-only Python script.
 ``manifest.json``
@@ -34,6 +42,8 @@ so two parties can compare bundles by their hash.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import io
 import lzma
@@ -64,6 +74,7 @@ from ..events.store import EventStore
 from ..events.upcast import upcast
 from .engine import replay
 from .timeline import timeline
+from .verify import BadLine, VerifyRun, merge_store_lines, read_store_bad_lines, verify_games
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -93,13 +104,24 @@ CHECKPOINT = "checkpoint.json"
 PROOF = "proof.json"
 README = "README.txt"
 MANIFEST = "manifest.json"
+QUARANTINE = "quarantine.json"
+QUARANTINE_FORMAT = "rummyguard.quarantined-lines"
+QUARANTINE_VERSION = 1
 REQUIRED = (CHECKPOINT, EVENTS, PROOF, README, REPORT)
-KNOWN = frozenset((*REQUIRED, HTML, MANIFEST))
+KNOWN = frozenset((*REQUIRED, HTML, MANIFEST, QUARANTINE))
+UNPROVEN = (
+    "NOT EVIDENCE: lines of this game that ingest read but did not store (quarantined). "
+    "They are in neither events.jsonl's hash chain nor the Merkle tree, so nothing in this "
+    "bundle proves them: they are the operator's copy of what it received, byte for byte "
+    "(raw_base64, raw_sha256). report.json replays them where ingest read them, as "
+    "`rummyguard replay GAME --db` does."
+)
 
 MAX_UNCOMPRESSED = 1 << 30
 """A bundle is one game; refuse archives that claim more than 1 GiB (a zip bomb)."""
 
-CHECK_NAMES = ("archive", "manifest", "chain", "inclusion", "trusted-checkpoint", "replay", "html")
+CHECK_NAMES = ("archive", "manifest", "chain", "inclusion", "trusted-checkpoint", "quarantine",
+               "replay", "html")
 """Every check :func:`check_bundle` reports, in order."""
 
 _JSON_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
@@ -182,22 +204,82 @@ def parse_events_jsonl(data: bytes, game_id: str | None = None) -> ParsedEvents:
 
 
 # --- the report ---------------------------------------------------------------------------
-def replay_report(events: list[dict[str, Any]]) -> dict[str, Any]:
+def quarantine_bad_lines(lines: list[Mapping[str, Any]]) -> list[BadLine]:
+    """The lines of ``quarantine.json`` as the store's reader gives them
+    (:func:`~rummyguard.replay.verify.read_store_bad_lines`): a line that names its game
+    and seq comes with its object (the raw text parsed), so the replay places it. New
+    objects each call: :func:`~rummyguard.replay.verify.merge_store_lines` places them."""
+    out: list[BadLine] = []
+    for q in lines:
+        seq, game = q["seq"], q["game_id"]
+        obj = None
+        if seq is not None and seq >= 0:
+            try:
+                parsed = orjson.loads(q["raw"])
+            except orjson.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, dict) and parsed.get("game_id") == game \
+                    and parsed.get("seq") == seq:
+                obj = parsed
+        out.append(BadLine(q["source"], q["line_no"], q["message"], game, seq, obj, q["reason"],
+                           quarantined=True, event=obj is not None and q["event"] is True,
+                           head=q["head"], chained_by=q["chained_by"],
+                           raw_sha256=q["raw_sha256"]))
+    return out
+
+
+def _folded(events: list[dict[str, Any]], quarantined: list[Mapping[str, Any]]
+            ) -> tuple[list[dict[str, Any]], list[BadLine], dict[int, BadLine]]:
+    """The events with the quarantined lines folded in where ingest read them, the lines
+    that stay bad lines, and the quarantined line behind each event taken from it."""
+    return merge_store_lines(events, quarantine_bad_lines(quarantined))
+
+
+def replay_report(events: list[dict[str, Any]],
+                  quarantined: list[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """``report.json``: the game's verify record (findings, results) and its timeline.
 
     Only what one game's events determine: cross-game findings of ``rummyguard verify``
-    (CL-NEXT, which needs the table's other games) are not part of it.
+    (CL-NEXT, which needs the table's other games) are not part of it. ``quarantined``:
+    the game's lines of ``quarantine.json``, folded in where ingest read them, so the
+    record and the timeline are those of ``rummyguard replay GAME --db --json`` (rows of
+    lines the store did not store marked ``"quarantined": reason``).
     """
-    record = replay(events)
+    if not quarantined:
+        record = replay(events)
+        return {
+            "format": REPORT_FORMAT,
+            "version": REPORT_VERSION,
+            "record": record.to_dict(),
+            "timeline": timeline(events, record),
+        }
+    # the timeline's finishing touches are replay --json's own, so the two cannot drift
+    from .timeline import in_place, mark_kept_back, unreplayed_text
+
+    merged, bad, kept_back = _folded(events, quarantined)
+    game_id = events[0]["game_id"]
+    run = verify_games([merged], VerifyRun(bad_lines=list(bad)), keep_state=True)
+    record = next(r for r in run.records if r.game_id == game_id)
+    lines: dict[int, dict[str, Any]] = {}
+    for b in bad:
+        if isinstance(b.obj, dict) and b.seq is not None:
+            lines.setdefault(b.seq, b.obj)
+    rows = timeline(merged, record)
+    for row in rows[len(merged):]:  # seqs no replayed event holds: what the line held
+        text = unreplayed_text(lines[row["seq"]], None) if row["seq"] in lines else None
+        if text is not None:
+            row["text"] = text
+    mark_kept_back(rows, kept_back, bad, len(merged))
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
         "record": record.to_dict(),
-        "timeline": timeline(events, record),
+        "timeline": in_place(rows),
     }
 
 
-def _render_html(events: list[dict[str, Any]]) -> tuple[bytes | None, str | None]:
+def _render_html(events: list[dict[str, Any]], quarantined: list[Mapping[str, Any]] | None = None
+                 ) -> tuple[bytes | None, str | None]:
     """The replay page, or why there is none.
 
     The page is a convenience for people, not evidence (it is derived from the events
@@ -209,7 +291,11 @@ def _render_html(events: list[dict[str, Any]]) -> tuple[bytes | None, str | None
     except ImportError as exc:
         return None, f"the HTML replay page is not available in this build ({exc})"
     try:
-        page = render_html(events)
+        if quarantined:  # as `replay GAME --db --html` draws it
+            merged, bad, kept_back = _folded(events, quarantined)
+            page = render_html(merged, bad=bad, kept_back={i: b.code for i, b in kept_back.items()})
+        else:
+            page = render_html(events)
     except Exception as exc:
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())
         return None, f"the HTML replay page could not be rendered in this build ({detail})"
@@ -231,6 +317,40 @@ def _raw_lines(store: EventStore, game_id: str) -> tuple[list[tuple[int, str, st
     if not rows or head is None:
         raise BundleError(f"game {game_id!r} not found in the store")
     return [(int(s), r, h) for s, r, h in rows], str(head[0])
+
+
+def _quarantined(store: EventStore, game_id: str, ended_seq: int | None) -> list[dict[str, Any]]:
+    """The game's quarantined lines as ``quarantine.json`` holds them: those the store's
+    replay folds in (:func:`~rummyguard.replay.verify.read_store_bad_lines`, in ingest's
+    read order), up to the game's end. Like a stored event logged after the GameEnded, a
+    line ingest read after it is not part of the dispute (``ended_seq``: the GameEnded's
+    seq; None: all of them)."""
+    from .verify import _store_place
+
+    run = VerifyRun()
+    read_store_bad_lines(store.con, run, game_id, load_games=False)
+    raw_of = {
+        (src, int(no), sha): (bytes(data), text) for src, no, sha, data, text in store.con.execute(
+            "SELECT source, line_no, raw_sha256, raw_bytes, raw FROM store.quarantine "
+            "WHERE game_id = ?", [game_id]).fetchall()
+    }
+    out: list[dict[str, Any]] = []
+    for b in run.bad_lines:
+        if b.game_id != game_id or (ended_seq is not None and _store_place(b) > ended_seq):
+            continue
+        data, text = raw_of[(b.source, b.line_no, b.raw_sha256)]
+        out.append({
+            "source": b.source, "line_no": b.line_no, "reason": b.code, "message": b.reason,
+            "game_id": game_id, "seq": b.seq, "head": b.head, "chained_by": b.chained_by,
+            "event": b.event, "raw": text, "raw_base64": base64.b64encode(data).decode("ascii"),
+            "raw_sha256": b.raw_sha256,
+        })
+    return out
+
+
+def _quarantine_document(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"format": QUARANTINE_FORMAT, "version": QUARANTINE_VERSION, "proven": False,
+            "note": UNPROVEN, "lines": lines}
 
 
 def _prove(store: EventStore, game_id: str, checkpoint: int | None, last_type: str,
@@ -284,18 +404,35 @@ def build_bundle(store: EventStore, game_id: str, checkpoint: int | None = None)
         raise TamperError([f"game {game_id}: {p}" for p in problems])
 
     last = parsed.events[-1]
+    if last["type"] != "GameEnded":
+        kept = _quarantined(store, game_id, None)
+        if kept:
+            # not "not finished": the replay of the store (replay/verify --db) does reach
+            # the end, through lines ingest quarantined; the store's game stops before them
+            first = kept[0]
+            raise BundleError(
+                f"game {game_id} cannot be bundled: its stored events end at seq {last['seq']} "
+                f"({last['type']}) because ingest quarantined {len(kept)} line(s) of it (first: "
+                f"seq {first['seq']}, {first['message']}); a game is checkpointed, and so "
+                "provable, only once its stored events reach GameEnded. `rummyguard replay "
+                f"{game_id} --db` shows the whole game with those lines"
+            )
     proof = _prove(store, game_id, checkpoint, last["type"], last["seq"])
     cp = proof.checkpoint.to_document()
+    quarantined = _quarantined(store, game_id, last["seq"])
     members: dict[str, bytes] = {
         EVENTS: events_bytes,
-        REPORT: _json(replay_report(parsed.events)),
+        REPORT: _json(replay_report(parsed.events, quarantined)),
         CHECKPOINT: _json(cp),
         PROOF: _json(proof.to_document()),
     }
-    page, why_not = _render_html(parsed.events)
+    if quarantined:
+        members[QUARANTINE] = _json(_quarantine_document(quarantined))
+    page, why_not = _render_html(parsed.events, quarantined)
     if page is not None:
         members[HTML] = page
-    members[README] = _readme(game_id, proof, len(rows), page is not None).encode("utf-8")
+    members[README] = _readme(game_id, proof, len(rows), page is not None,
+                              len(quarantined)).encode("utf-8")
     manifest = {
         "format": BUNDLE_FORMAT,
         "version": BUNDLE_VERSION,
@@ -309,6 +446,8 @@ def build_bundle(store: EventStore, game_id: str, checkpoint: int | None = None)
         "checkpoint": cp,
         "leaf_index": proof.leaf_index,
         "html": {"included": page is not None, "reason": why_not},
+        **({"quarantine": {"count": len(quarantined), "proven": False, "member": QUARANTINE}}
+           if quarantined else {}),
         "members": {
             name: {"sha256": _sha256(data), "bytes": len(data)} for name, data in sorted(members.items())
         },
@@ -396,8 +535,16 @@ print("OK: game", proof["game_id"], "is leaf", index, "of the tree of size", siz
 '''
 
 
-def _readme(game_id: str, proof: InclusionProof, count: int, has_html: bool) -> str:
+def _readme(game_id: str, proof: InclusionProof, count: int, has_html: bool,
+            quarantined: int = 0) -> str:
     cp = proof.checkpoint
+    quarantine_line = (
+        f"quarantine.json  {quarantined} line(s) of this game ingest read but did not store\n"
+        "                 (quarantined), raw bytes and reason: NOT proven by anything here\n"
+        "                 (not in the hash chain nor the Merkle tree); report.json replays\n"
+        "                 them where ingest read them\n"
+        if quarantined else ""
+    )
     html_line = (
         "report.html      the same replay as a page to step through in a browser (offline)\n"
         if has_html
@@ -418,7 +565,7 @@ report.json      the replay's verdict: findings by rule, results, and a timeline
 {html_line}checkpoint.json  Merkle checkpoint {cp.n}: {cp.tree_size} games, root {cp.root_hash},
                  made {cp.created_at}
 proof.json       the inclusion proof: this game is leaf {proof.leaf_index} of that checkpoint
-manifest.json    the SHA-256 of every other file, the tool version, the game id
+{quarantine_line}manifest.json    the SHA-256 of every other file, the tool version, the game id
 
 How to check it
 ---------------
@@ -607,6 +754,8 @@ def _check_manifest(members: Mapping[str, bytes], manifest: Mapping[str, Any],
     included = isinstance(html, Mapping) and html.get("included") is True
     if included != (HTML in members):
         problems.append("manifest html.included disagrees with the members")
+    if ("quarantine" in manifest) != (QUARANTINE in members):
+        problems.append("manifest quarantine disagrees with the members")
     if problems:
         result.add("manifest", "fail", "; ".join(problems))
     else:
@@ -717,6 +866,77 @@ def _check_inclusion(members: Mapping[str, bytes], parsed: ParsedEvents | None,
         )
 
 
+_LINE_FIELDS: dict[str, tuple[type, ...]] = {
+    "source": (str,), "line_no": (int,), "reason": (str,), "message": (str,),
+    "game_id": (str,), "seq": (int, type(None)), "head": (int, type(None)),
+    "chained_by": (str, type(None)), "event": (bool,), "raw": (str,), "raw_base64": (str,),
+    "raw_sha256": (str,),
+}
+
+
+def _line_problem(i: int, line: Any, game_id: str | None) -> str | None:
+    """What is wrong with line ``i`` of quarantine.json as a document, or None."""
+    if not isinstance(line, Mapping) or set(line) != set(_LINE_FIELDS):
+        return f"line {i} does not have the fields {sorted(_LINE_FIELDS)}"
+    for key, types in _LINE_FIELDS.items():
+        value = line[key]
+        if type(value) not in types:  # type(): True is not a line number
+            return f"line {i}: {key} is not {' or '.join(t.__name__ for t in types)}"
+    if line["game_id"] != game_id:
+        return f"line {i} belongs to game {line['game_id']!r}, not {game_id!r}"
+    try:
+        data = base64.b64decode(line["raw_base64"], validate=True)
+    except (binascii.Error, ValueError):
+        return f"line {i}: raw_base64 is not base64"
+    if _sha256(data) != line["raw_sha256"]:
+        return f"line {i} (seq {line['seq']}): its raw bytes do not give its raw_sha256"
+    if data.decode("utf-8", errors="replace") != line["raw"]:
+        return f"line {i} (seq {line['seq']}): raw is not the text of raw_base64"
+    return None
+
+
+def _check_quarantine(members: Mapping[str, bytes], manifest: Mapping[str, Any],
+                      result: BundleCheck) -> list[dict[str, Any]] | None:
+    """``quarantine.json``: well formed, each line's bytes its SHA-256, the count the
+    manifest's. Never ``pass`` with lines: they are unproven, so ``warn`` says so. The
+    lines (``[]`` when the bundle has none), or None when they cannot be read."""
+    data = members.get(QUARANTINE)
+    if data is None:
+        result.add("quarantine", "pass",
+                   "no quarantined lines: report.json replays events.jsonl alone")
+        return []
+    doc = _load_json(members, QUARANTINE)
+    if not (isinstance(doc, Mapping) and doc.get("format") == QUARANTINE_FORMAT
+            and doc.get("version") == QUARANTINE_VERSION and isinstance(doc.get("lines"), list)
+            and doc["lines"]):
+        result.add("quarantine", "fail",
+                   f"quarantine.json is not a {QUARANTINE_FORMAT} version {QUARANTINE_VERSION} "
+                   "document with lines")
+        return None
+    lines = doc["lines"]
+    problems = [p for i, line in enumerate(lines, start=1)
+                if (p := _line_problem(i, line, result.game_id)) is not None]
+    if doc.get("proven") is not False or doc.get("note") != UNPROVEN:
+        problems.append("quarantine.json is not labelled unproven as rummyguard labels it")
+    declared = manifest.get("quarantine")
+    if not isinstance(declared, Mapping) or declared.get("count") != len(lines) \
+            or declared.get("proven") is not False:
+        problems.append(f"manifest.json does not declare {len(lines)} unproven quarantined lines")
+    if problems:
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        result.add("quarantine", "fail", "; ".join(problems[:3]) + more)
+        return None
+    seqs = sorted({q["seq"] for q in lines if q["seq"] is not None})
+    reasons = sorted({q["reason"] for q in lines})
+    result.add(
+        "quarantine", "warn",
+        f"{len(lines)} line(s) ingest read but did not store (seq {seqs}, {', '.join(reasons)}): "
+        "UNPROVEN, in neither the hash chain nor the Merkle tree (the operator's copy, each "
+        "line's bytes match its SHA-256); report.json replays them where ingest read them",
+    )
+    return lines
+
+
 def _first_difference(claimed: Any, derived: Any, path: str = "") -> str:
     """Where two JSON values first differ, for a person (``record.findings[2].rule``)."""
     if isinstance(claimed, dict) and isinstance(derived, dict):
@@ -742,6 +962,7 @@ def _version_note(manifest: Mapping[str, Any]) -> str:
 
 
 def _check_replay(members: Mapping[str, bytes], parsed: ParsedEvents | None,
+                  quarantined: list[dict[str, Any]] | None,
                   manifest: Mapping[str, Any], result: BundleCheck) -> None:
     report = _load_json(members, REPORT)
     if not isinstance(report, Mapping):
@@ -750,14 +971,19 @@ def _check_replay(members: Mapping[str, bytes], parsed: ParsedEvents | None,
     if parsed is None:
         result.add("replay", "fail", "not replayed: events.jsonl is not readable")
         return
-    expected = _json(replay_report(parsed.events))
+    if quarantined is None:
+        result.add("replay", "fail", "not replayed: quarantine.json is not readable")
+        return
+    expected = _json(replay_report(parsed.events, quarantined))
     derived = orjson.loads(expected)
     if members[REPORT] == expected:  # byte for byte: what a person reads is what was checked
         record = derived["record"]
         verdict = "clean" if record["clean"] else f"{len(record['findings'])} finding(s)"
+        folded = (f", with the {len(quarantined)} quarantined line(s) where ingest read them"
+                  if quarantined else "")
         result.add(
             "replay", "pass",
-            f"re-replayed: {verdict}, winners {record['results']['winners']}; "
+            f"re-replayed{folded}: {verdict}, winners {record['results']['winners']}; "
             "findings, results and timeline match report.json",
         )
     else:
@@ -771,6 +997,7 @@ def _check_replay(members: Mapping[str, bytes], parsed: ParsedEvents | None,
 
 
 def _check_html(members: Mapping[str, bytes], parsed: ParsedEvents | None,
+                quarantined: list[dict[str, Any]] | None,
                 manifest: Mapping[str, Any], result: BundleCheck) -> None:
     page = members.get(HTML)
     if page is None:
@@ -781,7 +1008,10 @@ def _check_html(members: Mapping[str, bytes], parsed: ParsedEvents | None,
     if parsed is None:
         result.add("html", "fail", "not re-rendered: events.jsonl is not readable")
         return
-    rendered, why_not = _render_html(parsed.events)
+    if quarantined is None:
+        result.add("html", "fail", "not re-rendered: quarantine.json is not readable")
+        return
+    rendered, why_not = _render_html(parsed.events, quarantined)
     if rendered is None:
         result.add("html", "skip", f"cannot re-render report.html here: {why_not}")
     elif rendered == page:
@@ -798,7 +1028,9 @@ def check_bundle(data: bytes, trusted: TrustedCheckpoint | None = None) -> Bundl
     ``chain`` (events.jsonl validates and its hash chain holds), ``inclusion`` (the proof
     leads from this game's last event hash to the bundle's checkpoint root),
     ``trusted-checkpoint`` (that checkpoint is the trusted one; ``warn`` when none is
-    given), ``replay`` (report.json is exactly what replaying the events gives),
+    given), ``quarantine`` (quarantine.json, when there is one, is well formed and each
+    line's bytes give its SHA-256; ``warn``: those lines are unproven), ``replay``
+    (report.json is exactly what replaying the events, with those lines, gives),
     ``html`` (report.html is what the events render to; ``skip`` if absent).
     Checks go on after a failure, so one run shows everything that is wrong.
     """
@@ -821,6 +1053,7 @@ def check_bundle(data: bytes, trusted: TrustedCheckpoint | None = None) -> Bundl
     _check_manifest(members, manifest, result)
     parsed = _check_chain(members, manifest, result)
     _check_inclusion(members, parsed, manifest, trusted, result)
-    _check_replay(members, parsed, manifest, result)
-    _check_html(members, parsed, manifest, result)
+    quarantined = _check_quarantine(members, manifest, result)
+    _check_replay(members, parsed, quarantined, manifest, result)
+    _check_html(members, parsed, quarantined, manifest, result)
     return result

@@ -7,6 +7,7 @@ and every finding next to the move that caused it (for ``rummyguard replay``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..events.cards import is_card_code, parse_card, pretty_card
@@ -143,3 +144,51 @@ def timeline(events: list[dict[str, Any]], record: GameRecord) -> list[dict[str,
         rows.append({"seq": seq, "ts": None, "t": None, "actor": "", "type": "",
                      "text": "(no event)", "findings": extra})
     return rows
+
+
+# -- the finishing touches of a timeline with lines the replay did not take (replay --json,
+# a dispute bundle's report: one code, so the two cannot drift) ---------------------------
+
+def unreplayed_text(obj: dict[str, Any], viewer: str | None) -> str | None:
+    """The timeline's sentence for a line of the game that was not replayed, as
+    ``viewer`` could see it; None unless the line is a valid event of the contract (a
+    chain break, a gap, a conflict): only then does the redaction know its fields."""
+    from ..events.models import EventError, validate_event
+    from ..events.upcast import upcast
+    from .html import redact
+
+    try:
+        validate_event(obj)
+        shown = upcast(obj) if viewer is None else redact(obj, viewer)
+        return f"not replayed: {describe(shown)}"
+    except (EventError, KeyError, TypeError, ValueError):
+        return None
+
+
+def mark_kept_back(rows: list[dict[str, Any]], kept_back: dict[int, Any],
+                   bad: list[Any], count: int) -> None:
+    """Mark, in place, the timeline rows of lines the store holds only in its quarantine
+    (``"quarantined"``: the reason code ingest gave): the replay of the store takes them
+    where ingest read them, as the replay of the file does, and the agent must still see
+    which moves and claims were never stored (verify-log, the views and a dispute bundle
+    know only the stored ones). ``rows[:count]`` are the rows of the events, in order; a
+    row past them is a seq no event holds, marked if a quarantined line of it is there."""
+    for i, line in kept_back.items():
+        rows[i]["quarantined"] = line.code
+    orphans = {b.seq: b.code for b in bad if b.quarantined and b.seq is not None}
+    for row in rows[count:]:
+        if row["seq"] in orphans:
+            row["quarantined"] = orphans[row["seq"]]
+
+
+def in_place(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Timeline rows in log order, with each finding at a seq no event holds (a line that
+    was not a valid event, a gap) moved to where that seq belongs, not left at the end."""
+    events: list[dict[str, Any]] = []
+    orphans: list[dict[str, Any]] = []
+    for row in rows:
+        (orphans if row["ts"] is None else events).append(row)
+    for row in orphans:
+        at = next((i for i, e in enumerate(events) if e["seq"] > row["seq"]), len(events))
+        events.insert(at, row)
+    return events

@@ -58,6 +58,9 @@ class BadLine:
     head: int | None = None
     #: a quarantined line: how the store chains its game (``producer``/``ingest``/None)
     chained_by: str | None = None
+    #: a quarantined line: the SHA-256 of its raw bytes (``store.quarantine.raw_sha256``),
+    #: which names the row (a dispute bundle carries the line's bytes: replay.bundle)
+    raw_sha256: str | None = None
 
 
 @dataclass
@@ -439,7 +442,7 @@ def read_store_bad_lines(con: Any, run: VerifyRun, game_id: str | None = None, *
             reason != "conflict_event_id" or bool(own_id))
         run.bad_lines.append(BadLine(source, line_no, why, game, seq, obj, reason,
                                      quarantined=True, event=event, head=head_seq,
-                                     chained_by=chained_by))
+                                     chained_by=chained_by, raw_sha256=sha))
     if unattributed and game_id is None:
         for source, line_no, reason, detail in con.execute(
                 "SELECT source, line_no, reason, detail FROM store.quarantine "
