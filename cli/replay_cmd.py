@@ -15,10 +15,7 @@ from rich.text import Text
 from ..events.cards import is_card_code, parse_card, pretty_card
 from ..replay.engine import GameRecord
 from ..replay.engine import replay as replay_game
-from ..replay.timeline import describe, timeline
-from ..replay.timeline import in_place as _in_place
-from ..replay.timeline import mark_kept_back as _mark_kept_back
-from ..replay.timeline import unreplayed_text as _unreplayed_text
+from ..replay.timeline import describe, finish_timeline, in_place, timeline
 from ..replay.verify import (
     BadLine,
     VerifyRun,
@@ -161,11 +158,7 @@ def replay(
     # Without --at every finding shows, also those past the last stored event (lines of
     # the game that ingest quarantined after its first bad one).
     rows = timeline(events, record)
-    for row in rows[len(events):]:  # seqs no replayed event holds: say what the line held
-        text = _unreplayed_text(lines[row["seq"]], as_player) if row["seq"] in lines else None
-        if text is not None:
-            row["text"] = text
-    _mark_kept_back(rows, kept_back, bad, len(events))
+    finish_timeline(rows, len(events), lines, kept_back, bad, as_player)
     shown_record = record.to_dict()
     if cut:
         shown_record["findings"] = [f for f in shown_record["findings"] if f["seq"] <= upto]
@@ -178,7 +171,7 @@ def replay(
         mask_findings([*(f for r in rows for f in r["findings"]), *shown_record["findings"]],
                       events, as_player)
     end = rows[-1]["seq"] if rows else upto  # the timeline's last seq, before --at cuts it
-    rows = _in_place(r for r in rows if at is None or r["seq"] <= upto)
+    rows = in_place(r for r in rows if at is None or r["seq"] <= upto)
     if html is not None:
         from ..replay.html import render_html
 

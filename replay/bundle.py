@@ -254,7 +254,7 @@ def replay_report(events: list[dict[str, Any]],
             "timeline": timeline(events, record),
         }
     # the timeline's finishing touches are replay --json's own, so the two cannot drift
-    from .timeline import in_place, mark_kept_back, unreplayed_text
+    from .timeline import finish_timeline, in_place
 
     merged, bad, kept_back = _folded(events, quarantined)
     game_id = events[0]["game_id"]
@@ -265,11 +265,7 @@ def replay_report(events: list[dict[str, Any]],
         if isinstance(b.obj, dict) and b.seq is not None:
             lines.setdefault(b.seq, b.obj)
     rows = timeline(merged, record)
-    for row in rows[len(merged):]:  # seqs no replayed event holds: what the line held
-        text = unreplayed_text(lines[row["seq"]], None) if row["seq"] in lines else None
-        if text is not None:
-            row["text"] = text
-    mark_kept_back(rows, kept_back, bad, len(merged))
+    finish_timeline(rows, len(merged), lines, kept_back, bad, None)
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,

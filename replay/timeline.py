@@ -192,3 +192,16 @@ def in_place(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         at = next((i for i, e in enumerate(events) if e["seq"] > row["seq"]), len(events))
         events.insert(at, row)
     return events
+
+
+def finish_timeline(rows: list[dict[str, Any]], count: int, lines: dict[int, dict[str, Any]],
+                    kept_back: dict[int, Any], bad: list[Any], viewer: str | None) -> None:
+    """The rows past the ``count`` rows of the replayed events (seqs no event holds) say
+    what their line held (``lines``: seq -> the line's object), as ``viewer`` could see
+    it; rows of lines the store kept only in its quarantine are marked
+    (:func:`mark_kept_back`). In place."""
+    for row in rows[count:]:
+        text = unreplayed_text(lines[row["seq"]], viewer) if row["seq"] in lines else None
+        if text is not None:
+            row["text"] = text
+    mark_kept_back(rows, kept_back, bad, count)
