@@ -73,6 +73,7 @@ COMMAND_VIEWS = {
     "player_games": "rummyguard verify (or rummyguard scan)",
     "moves": "rummyguard scan",
     "chip_flows": "rummyguard scan",
+    "sessions": "rummyguard scan",
     "flags": "rummyguard scan",
 }
 

@@ -201,6 +201,7 @@ def run_facts(batches: Iterable[list[list[str]]], *, workers: int = 0,
 
 MOVES_VIEW = "SELECT * FROM fraud.moves"
 CHIP_FLOWS_VIEW = "SELECT * FROM fraud.chip_flows"
+SESSIONS_VIEW = "SELECT * FROM fraud.sessions"
 PLAYER_GAMES_VIEW = "SELECT * FROM fraud.player_games"
 
 
@@ -224,10 +225,11 @@ def load_facts(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> N
 
 
 def publish_views(con: duckdb.DuckDBPyConnection) -> None:
-    """The analyst views over the facts: ``moves``, ``chip_flows``, ``player_games`` (the
+    """The analyst views over the facts: ``moves``, ``chip_flows``, ``sessions``, ``player_games`` (the
     last only if nobody else defined it — the replay's verify may own that name)."""
     register_view(con, "moves", MOVES_VIEW)
     register_view(con, "chip_flows", CHIP_FLOWS_VIEW)
+    register_view(con, "sessions", SESSIONS_VIEW)
     row = con.execute(
         "SELECT sql FROM duckdb_views() WHERE schema_name = 'main' AND view_name = 'player_games'"
     ).fetchall()

@@ -168,7 +168,7 @@ def test_readme_view_table_main_columns_exist(store: Path) -> None:
         cols = re.sub(r"\([^)]*\)", "", cells[2])
         views[view] = [c.strip() for c in cols.split(",")]
     assert set(views) == {"events", "games", "findings", "player_games", "moves",
-                          "chip_flows", "flags", "quarantine"}
+                          "chip_flows", "sessions", "flags", "quarantine"}
     for view, cols in views.items():
         have = {c for c, _ in _describe(store, view)}
         assert set(cols) <= have, (view, set(cols) - have)

@@ -245,6 +245,7 @@ def _describe(path: Path, view: str) -> list[tuple[str, str]]:
 def test_sql_doc_types_match_the_views(scanned: Path, tmp_path: Path) -> None:
     assert _describe(scanned, "moves") == _doc_types("moves", "")
     assert _describe(scanned, "chip_flows") == _doc_types("chip_flows", "")
+    assert _describe(scanned, "sessions") == _doc_types("sessions", "")
     assert _describe(scanned, "flags") == _doc_types("flags", "")
     assert _describe(scanned, "player_games") == _doc_types("player_games",
                                                             " from `scan` (= `fraud.player_games`) |")
