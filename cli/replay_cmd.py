@@ -282,7 +282,7 @@ def _print_state(state: dict[str, Any]) -> None:
         _line(f"  {key}: {value}")
 
 
-def _missing_at_note(events: list[dict[str, Any]], bad: list[Any], at: int) -> str | None:
+def _missing_at_note(events: list[dict[str, Any]], bad: list[BadLine], at: int) -> str | None:
     """What to tell a reader whose ``--at`` names a seq that no replayed event holds (a
     gap in the log, or a line that is not a valid event): the table shown is the one
     after the last event before it, which would otherwise pass for the table at ``at``.
@@ -292,7 +292,7 @@ def _missing_at_note(events: list[dict[str, Any]], bad: list[Any], at: int) -> s
     before = [e["seq"] for e in events if e["seq"] < at]
     shown = (f"the table shown is the one after seq {max(before)}, the last event before it"
              if before else "the table shown is the one before the game's first event")
-    if any(getattr(b, "seq", None) == at for b in bad):
+    if any(b.seq == at for b in bad):
         return f"seq {at} is a line of the log that is not a valid event; {shown}"
     return f"the log has no event at seq {at} (a gap); {shown}"
 

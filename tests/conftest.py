@@ -11,7 +11,11 @@ developer's own ``RUMMYGUARD_MODEL`` is cleared: the tests expect the documented
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 os.environ.setdefault(
     "RUMMYGUARD_CACHE", str(Path(__file__).resolve().parent.parent / ".pytest_cache" / "rummyguard")
@@ -24,8 +28,6 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def
     monkeypatch its classes, read ``vars()`` of its objects or run its doctests), which a
     compiled build (setup.py) does not allow: with the compiled engine in use they are
     skipped here and run in ``make test``'s second pass, under ``RUMMYGUARD_PURE=1``."""
-    import pytest
-
     from rummyguard import _compiled
 
     if _compiled.STATUS != "compiled":
@@ -34,3 +36,19 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def
     for item in items:
         if "pure_source" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium for the HTML page's tests (tests/test_html_browser.py installs
+    Debian's package when it can, and says why it skips when it cannot)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
+    from test_html_browser import CHROMIUM, CHROMIUM_ARGS, _install_chromium
+
+    reason = _install_chromium()
+    if reason:
+        pytest.skip(reason)
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

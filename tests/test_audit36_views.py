@@ -452,18 +452,6 @@ def test_the_same_viewer_gets_byte_identical_output_across_runs(tmp_path: Path) 
 # == 5. the page in a real browser ==================================================================
 
 
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
-    from test_html_browser import CHROMIUM, CHROMIUM_ARGS, _install_chromium
-
-    reason = _install_chromium()
-    if reason:
-        pytest.skip(reason)
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 #: the page's script stepped through every row: the card faces drawn at each, and each

@@ -57,18 +57,6 @@ def _install_chromium() -> str | None:
     return None if CHROMIUM.exists() else f"{CHROMIUM} is still missing after apt-get"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
-    reason = _install_chromium()
-    if reason:
-        pytest.skip(reason)
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 Opener = Callable[..., Any]
 
 
