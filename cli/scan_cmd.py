@@ -22,8 +22,8 @@ def scan(
         "alone. $RUMMYGUARD_MODEL changes the default.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     parquet: Path | None = typer.Option(
-        None, "--parquet", help="Also write the fact tables as Parquet files into this folder "
-        "(a new or empty one, or one an earlier scan wrote).",
+        None, "--parquet", help="Also write the fact tables and the flags as Parquet files into "
+        "this folder (a new or empty one, or one an earlier scan wrote).",
         show_default=False),
     workers: int = typer.Option(min(2, os.cpu_count() or 1), "--workers", min=0,
                                 help="Processes for the replay + facts map (0 = in process)."),
@@ -67,7 +67,7 @@ def scan(
         # it (an export's partitions, other files) would be mixed with the facts
         from ..fraud.facts import TABLES
 
-        ours = {f"{t}.parquet" for t in TABLES}
+        ours = {f"{t}.parquet" for t in (*TABLES, "flags")}
         other = sorted(p.name for p in parquet.iterdir() if p.name not in ours)
         if other:
             fail(f"--parquet {parquet} holds other files ({', '.join(other[:3])}"

@@ -19,7 +19,7 @@ first use (about a minute, once), then cached:
 
 The bundle is built by ``benchmarks/detection/build_builtin.py`` from a simulated world
 (seed 1101, 16,000 games, 3,200 accounts, 6 % fraud: the training world of DETECTION.md
-rounds 6-13). It was rebuilt in the eighth session from the same seed after the
+rounds 6-15). It was rebuilt in the eighth session from the same seed after the
 simulator's audit removed two tells (a shared device was only ever a multi-account's; a
 dumping pair's Rummy 500 tables were always tournaments) and the facts' audit changed
 what the features measure (FEATURES_VERSION 8), and again in the ninth after the simulator
@@ -31,7 +31,9 @@ kept: it did no better there. Round 12's held-out figures (world 6262) are that 
 FEATURES_VERSION 10 (the evidence counts behind ``hc_lr``, whose shifts the model now fits);
 round 13's figures (world 8585) are that model's. The sixteenth session rebuilt it for
 FEATURES_VERSION 11 (Michigan look-alike starts match the suit held); round 14's figures
-(world 4747) are this model's. Its feature tables are computed by
+(world 4747) are that model's. The eighteenth session rebuilt it for FEATURES_VERSION 12
+(a Michigan start's hidden reach against starts with as many cards above the run); round
+15's figures (world 5858) are this model's. Its feature tables are computed by
 fraud/features.py; :data:`~rummyguard.fraud.features.FEATURES_VERSION` is recorded in the
 bundle, and a bundle of another version is refused (bump the version when a feature's
 definition changes, then rebuild the bundle; ``tests/test_builtin_model.py`` holds the two

@@ -423,9 +423,18 @@ def collusion_metrics(pairs: pl.DataFrame, pkeys: list[tuple[str, str]], truth: 
     """Pair collusion as one class (issue 8's "pair/ring collusion" target): a pair is
     positive when it is labelled for *any* pair mechanism (card feeding, soft play, chip
     dumping, multi-account), so precision@50 can be judged even when no single mechanism
-    has 50 pairs. Scorers: the ``any_pair`` model (trained on that union), the best of
-    the per-mechanism pair models (``max_mechanism``), the unsupervised detector and both
-    baselines; the acted view as for each mechanism."""
+    has 50 pairs. Scorers: ``model``, the score the scan's pair flags rank by (the
+    likeliest pair mechanism's probability, ``fraud.flags.build_flags``); ``any_pair``, the
+    model trained on that union, which no flag uses; the unsupervised detector and both
+    baselines; the acted view as for each mechanism.
+
+    Why ``model`` is the flags' score (session 18): up to round 14 the headline was the
+    ``any_pair`` model's, while the flags a reviewer works through have ranked pairs by
+    their likeliest mechanism since session 15 (``any_pair`` added 21 pair flags of which 8
+    were labelled on a development world, so pairs keep their mechanism probabilities
+    only). The figure to quote is the one of the ranking the product shows; ``any_pair``
+    stays beside it. Rounds 10-14 reported both, ``any_pair`` as ``model`` and the flags'
+    score as ``max_mechanism``."""
     pos = set().union(*(truth.pair_pos.get(m, set()) for m in PAIR_MECHANISMS))
     done = set().union(*(acted.get(m, set()) for m in PAIR_MECHANISMS))
     y = np.array([k in pos for k in pkeys], dtype=bool)
@@ -434,10 +443,10 @@ def collusion_metrics(pairs: pl.DataFrame, pkeys: list[tuple[str, str]], truth: 
     mech_cols = [m for m in PAIR_MECHANISMS if m in pairs.columns]
     zeros = np.zeros(len(pkeys))
     scores = {
-        "model": (pairs.get_column("any_pair").fill_null(0).to_numpy()
-                  if "any_pair" in pairs.columns else zeros),
-        "max_mechanism": (pairs.select(pl.max_horizontal(mech_cols).fill_null(0)).to_series()
-                          .to_numpy() if mech_cols else zeros),
+        "model": (pairs.select(pl.max_horizontal(mech_cols).fill_null(0)).to_series()
+                  .to_numpy() if mech_cols else zeros),
+        "any_pair": (pairs.get_column("any_pair").fill_null(0).to_numpy()
+                     if "any_pair" in pairs.columns else zeros),
         "unsupervised": pairs.get_column("anomaly").to_numpy(),
         "baseline_winrate": pairs.get_column("base_winrate").fill_null(0).to_numpy(),
         "baseline_chipflow": pairs.get_column("base_chipflow").fill_null(0).to_numpy(),
@@ -459,7 +468,7 @@ def collusion_metrics(pairs: pl.DataFrame, pkeys: list[tuple[str, str]], truth: 
                 "positives": int((y & mask).sum()),
                 **{name: {"pr_auc": pr_auc(y[mask], scores[name][mask]),
                           "p_at_50": precision_at(y[mask], scores[name][mask], 50)}
-                   for name in ("model", "max_mechanism")}}
+                   for name in ("model", "any_pair")}}
     return entry
 
 
@@ -674,8 +683,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     if col and not col.get("absent"):
         lines.append("")
         lines.append("Pair collusion as one class (positive = labelled for any pair mechanism; "
-                     "`model` = the any_pair model, `max_mechanism` = the best per-mechanism "
-                     "pair score; acted = at least one planted act of the pair):")
+                     "`model` = the score the pair flags rank by, the likeliest pair "
+                     "mechanism's probability; `any_pair` = the model trained on the union, "
+                     "which no flag uses; acted = at least one planted act of the pair):")
         lines.append("")
         lines.append("| view | positives / n | scorer | PR-AUC [95% CI] | P@10 [95% CI] | P@50 [95% CI] | "
                      "P@100 [95% CI] | recall@1%FPR [95% CI] |")
@@ -684,7 +694,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             if block.get("absent"):
                 lines.append(f"| {view} | — | — | no labelled pair acted | | | | |")
                 continue
-            for scorer in ("model", "max_mechanism", "unsupervised", "baseline_winrate",
+            for scorer in ("model", "any_pair", "unsupervised", "baseline_winrate",
                            "baseline_chipflow"):
                 x = block[scorer]
                 lines.append(f"| {view} | {x['positives']} / {x['n']} | {scorer} | "
@@ -695,12 +705,12 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append("Pair collusion as one class vs intensity (a pair's intensity: the highest "
                          "of its mechanisms'; each bin's positives against all negatives):")
             lines.append("")
-            lines.append("| intensity | positives | any_pair PR-AUC | P@50 | max_mechanism PR-AUC | P@50 |")
+            lines.append("| intensity | positives | model PR-AUC | P@50 | any_pair PR-AUC | P@50 |")
             lines.append("|---|---|---|---|---|---|")
             for lab, x in col["by_intensity"].items():
                 lines.append(f"| {lab} | {x['positives']} | {_f(x['model']['pr_auc'])} | "
-                             f"{_f(x['model']['p_at_50'], 2)} | {_f(x['max_mechanism']['pr_auc'])} | "
-                             f"{_f(x['max_mechanism']['p_at_50'], 2)} |")
+                             f"{_f(x['model']['p_at_50'], 2)} | {_f(x['any_pair']['pr_auc'])} | "
+                             f"{_f(x['any_pair']['p_at_50'], 2)} |")
     lines.append("")
     lines.extend(_acted_table(report))
     lines.append("")

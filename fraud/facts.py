@@ -39,8 +39,10 @@ tables (columns are documented in docs/fraud.md):
                   the run; a player who sees every hand picks the start that reaches
                   furthest (``reach - tie_reach``: against the starts that looked the same —
                   the same visible run and as many of his cards in the suit from the start up;
-                  ``(reach - run) - (reach_mean - run_mean)``: the hidden part of the reach
-                  against his options). Round 4: ``hb`` — he chose *the* start a seeing
+                  ``reach - run``, the hidden part of the reach, against the population's
+                  for starts with as many of his cards above the visible run,
+                  ``held - run``, at tables of as many seats; ``held``: his cards of the chosen suit from the start up,
+                  session 18). Round 4: ``hb`` — he chose *the* start a seeing
                   player picks (among the clean starts, his lowest card of each allowed
                   suit: the most reach, the lowest card among equals) — and how that start
                   looked to him against his other clean starts (``hb_run``: its run minus
@@ -127,6 +129,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("reach_mean", pa.float32()), ("reach_max", pa.int8()), ("run_mean", pa.float32()),
         ("tie_n", pa.int8()), ("tie_reach", pa.float32()), ("n_clean", pa.int8()),
         ("hb", pa.bool_()), ("hb_run", pa.int8()), ("hb_pay", pa.int8()), ("hb_same", pa.int8()),
+        ("held", pa.int8()),
     ]),
 }
 
@@ -597,7 +600,8 @@ class _Observer:
                                                          st.pay_cards)
         self.sink.add("starts", self.game_id, event["seq"], player, len(options), run, reach,
                       sum(reaches) / len(reaches), max(reaches), sum(runs) / len(runs),
-                      len(ties), sum(ties) / len(ties), len(clean), hb, hb_run, hb_pay, hb_same)
+                      len(ties), sum(ties) / len(ties), len(clean), hb, hb_run, hb_pay, hb_same,
+                      look[1])
 
     @staticmethod
     def _seeing_start(card: int, clean: list[int], measured: dict[int, tuple[int, int]],

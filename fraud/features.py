@@ -87,6 +87,7 @@ polars DataFrames ordered by player (pair: ``p1 < p2``) — byte-stable.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -96,7 +97,9 @@ import polars as pl
 #: The definition of the feature tables below. Bump it whenever a feature's column set
 #: or meaning changes: the built-in model's shipped training tables (fraud/builtin.py)
 #: record the version they were computed with and are refused under another one.
-FEATURES_VERSION = 11  # 11: a Michigan start's look-alikes match his cards in the suit (facts);
+FEATURES_VERSION = 12  # 12: mi_reach_z against starts with as many cards above the run
+# (and seats);
+# 11: a Michigan start's look-alikes match his cards in the suit (facts);
 # 10: hc_lr's evidence counts (n_stock_dec, n_next_disc, n_hb_starts)
 # 9: Rummies held back (hold_z, hold_near_z; dump_z's fourth lever)
 # 8: the facts audit (meld distance, offsets, public record, declarations)
@@ -314,26 +317,36 @@ zaz AS (
     FROM zaq GROUP BY player
 ),
 -- Michigan starts: the cheater starts the suit whose sequence really runs furthest (hidden
--- owners), where an honest player can go only by his own visible run. Against the starts
--- that looked the same to him (mi_tie_z), and the hidden part of the reach (beyond the
--- visible run) against his options' (mi_reach_z: honest choices go by the run, so the
--- hidden part is chance for them), summed over his starts against the population's null
-mi AS (SELECT player, reach - tie_reach AS xt, (reach - run) - (reach_mean - run_mean) AS xa,
-              tie_n >= 2 AS free
-       FROM fraud.starts),
+-- owners), where an honest player can go only by what he sees: his visible run and his
+-- cards in the suit. Against the starts that looked the same to him (mi_tie_z), and the
+-- hidden part of the reach (reach - run) against the population's for starts with as many
+-- of his cards above the run (held - run) at tables of as many seats, each such cell's
+-- mean and spread (mi_reach_z), summed over his starts. Why by cell and not against his
+-- own options (session 18): an honest player who starts the suit he holds most of has
+-- more cards above the run, so a longer hidden reach than his other options by chance;
+-- given those cards, it is chance. Seats: more hands dealt, fewer cards dead in the
+-- widow, so longer sequences at bigger tables. A start with no card above the run has
+-- no hidden part and is left out.
+mi AS (SELECT s.player, s.reach - s.tie_reach AS xt, s.reach - s.run AS xh,
+              s.held - s.run AS above, coalesce(g.n_seats, 0) AS seats, s.tie_n >= 2 AS free
+       FROM fraud.starts s
+       LEFT JOIN fraud.player_games g ON g.game_id = s.game_id AND g.player = s.player),
 mi0 AS (
     SELECT avg(xt) FILTER (WHERE free) AS mt,
-           greatest(coalesce(var_samp(xt) FILTER (WHERE free), 0), 0.05) AS vt,
-           avg(xa) AS ma, greatest(coalesce(var_samp(xa), 0), 0.05) AS va
+           greatest(coalesce(var_samp(xt) FILTER (WHERE free), 0), 0.05) AS vt
     FROM mi
+),
+mic AS (
+    SELECT above, seats, avg(xh) AS mh, greatest(coalesce(var_samp(xh), 0), 0.05) AS vh
+    FROM mi WHERE above > 0 GROUP BY above, seats
 ),
 miz AS (
     SELECT player, count(*) AS n_starts,
            (sum(xt) FILTER (WHERE free) - count(*) FILTER (WHERE free) * (SELECT mt FROM mi0))
              / sqrt(greatest(count(*) FILTER (WHERE free), 1) * (SELECT vt FROM mi0)) AS mi_tie_z,
-           (sum(xa) - count(*) * (SELECT ma FROM mi0)) / sqrt(count(*) * (SELECT va FROM mi0))
-             AS mi_reach_z
-    FROM mi GROUP BY player
+           coalesce(sum(xh - mh) FILTER (WHERE mi.above > 0)
+                      / sqrt(sum(vh) FILTER (WHERE mi.above > 0)), 0) AS mi_reach_z
+    FROM mi LEFT JOIN mic ON mi.above = mic.above AND mi.seats = mic.seats GROUP BY player
 ),
 -- Michigan starts, round 4: did he choose *the* start a seeing player picks (most of his
 -- own cards played before the stop, lowest card among equals: hb), against the rate at
@@ -852,7 +865,10 @@ def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     try:
         yield
     finally:
-        con.execute(f"SET threads = {int(threads)}")
+        # in a transaction a failed statement aborted, DuckDB refuses this too: keep the
+        # first error (the caller's rollback follows; fraud.scan.publish_scan resets it)
+        with contextlib.suppress(duckdb.TransactionException):
+            con.execute(f"SET threads = {int(threads)}")
 
 
 #: the timing signals read below a second (spreads of log think time, its correlation with

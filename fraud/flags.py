@@ -51,6 +51,7 @@ Decisions (audit 4, "explanations must be true"):
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import shlex
 from typing import Any
@@ -690,7 +691,8 @@ def write_flags(con: duckdb.DuckDBPyConnection, flags: pl.DataFrame) -> None:
     try:
         con.execute("CREATE OR REPLACE TABLE fraud.flags AS SELECT * FROM _rg_flags ORDER BY flag_id")
     finally:
-        con.unregister("_rg_flags")
+        with contextlib.suppress(duckdb.TransactionException):  # aborted: keep the first error
+            con.unregister("_rg_flags")
     register_view(con, "flags", FLAGS_VIEW)
 
 

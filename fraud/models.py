@@ -88,7 +88,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import QuantileTransformer, RobustScaler
 from threadpoolctl import threadpool_limits
 
-from .features import PAIR_FEATURES, PLAYER_FEATURES
+from .features import FEATURES_VERSION, PAIR_FEATURES, PLAYER_FEATURES
 
 MODEL_VERSION = 4  # 4: hidden-card shifts fitted (hc_shifts); 3: pooled evidence (z) features,
 # signature learner; 2: free-choice, learner choice
@@ -451,6 +451,9 @@ class FraudModel:
 
     version: int = MODEL_VERSION
     sklearn_version: str = sklearn.__version__
+    #: what the feature columns meant when it was fitted (features.FEATURES_VERSION): a
+    #: feature redefined under the same name is read by load_model as another feature
+    features_version: int = FEATURES_VERSION
     player_features: tuple[str, ...] = PLAYER_FEATURES
     pair_features: tuple[str, ...] = field(default_factory=pair_columns)
     supervised: dict[str, Any] = field(default_factory=dict)  # name -> calibrated classifier
@@ -639,6 +642,12 @@ def load_model(path: str | Path) -> FraudModel:
             f"{sklearn.__version__} — retrain it (rummyguard eval --save-model)")
     if tuple(model.player_features) != PLAYER_FEATURES or tuple(model.pair_features) != pair_columns():
         raise ModelError(f"{p} was trained on other features than this rummyguard computes; retrain it")
+    saved = model.__dict__.get("features_version")  # not the class default: older files lack it
+    if saved != FEATURES_VERSION:
+        was = (f"features version {saved}" if saved is not None
+               else "features from before version 12 (not recorded)")
+        raise ModelError(f"{p} was trained on {was}; this rummyguard computes features version "
+                         f"{FEATURES_VERSION} — retrain it (rummyguard eval --save-model)")
     return model
 
 

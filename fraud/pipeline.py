@@ -13,6 +13,7 @@ other module has defined it, ``player_games``; and optionally as Parquet files.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -221,7 +222,10 @@ def load_facts(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> N
             con.execute(f"CREATE OR REPLACE TABLE fraud.{name} AS SELECT * FROM _rg_fact "
                         f"ORDER BY {order}")
         finally:
-            con.unregister("_rg_fact")
+            # in an aborted transaction (fraud.scan.publish_scan) DuckDB refuses this too:
+            # the first error is the one to report
+            with contextlib.suppress(duckdb.TransactionException):
+                con.unregister("_rg_fact")
 
 
 def publish_views(con: duckdb.DuckDBPyConnection) -> None:

@@ -71,9 +71,7 @@ from ..replay.verify import (
     save_run,
 )
 from .facts import SCHEMAS, TABLES, batch_facts_raw
-from .flags import write_flags
-from .pipeline import load_facts, publish_views, write_parquet
-from .scan import ScanResult, score_facts
+from .scan import ScanResult, publish_scan
 
 if TYPE_CHECKING:
     from ..events.store import EventStore
@@ -422,24 +420,18 @@ def scan_parquet_ray(
         raise ExportMismatch(f"the map returned {mapped.games} games, the export holds "
                              f"{manifest.num_rows}")
     tables = mapped.tables
-    load_facts(con, tables)
-    publish_views(con)
-    if mapped.run is not None:
+    if mapped.run is not None:  # the verify results: their own transaction (save_run)
         if store_quarantine:
             add_store_bad_lines(con, mapped.run)
         save_run(con, mapped.run)
-    if parquet_out is not None:
-        write_parquet(tables, parquet_out)
+    # the facts, views and flags: one transaction, as the local scan's (publish_scan)
+    players, pairs, flags, timings = publish_scan(con, tables, model, threshold=threshold,
+                                                  parquet_dir=parquet_out)
     t4 = time.perf_counter()
-    players, pairs, _ps, _qs, flags = score_facts(con, model, threshold=threshold)
-    t5 = time.perf_counter()
-    write_flags(con, flags)
-    t6 = time.perf_counter()
     return RayScanResult(
         games=mapped.games, players=players.height, pairs=pairs.height, flags=flags,
         timings={"manifest": t1 - t0, "ray_start": t2 - t1, "replay_facts": t3 - t2,
-                 "write_facts": t4 - t3, "features_scoring": t5 - t4, "write_flags": t6 - t5,
-                 "total": t6 - t0},
+                 **timings, "total": t4 - t0},
         fact_rows={k: v.num_rows for k, v in tables.items()},
         run=mapped.run, blocks=mapped.blocks, boundary_games=mapped.boundary_games,
         engine={"cpus": cpus, "address": address or "local"},

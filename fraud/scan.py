@@ -7,6 +7,7 @@ the ``moves``/``chip_flows``/``player_games``/``flags`` views, optional Parquet)
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,21 +92,50 @@ def scan_store(store: EventStore, *, model: FraudModel | None = None, workers: i
         on_total(total)
     tables = run_facts(batches, workers=workers if total > batch_games else 0, progress=progress)
     t1 = time.perf_counter()
-    load_facts(store.con, tables)
-    publish_views(store.con)
-    if parquet_dir is not None:
-        write_parquet(tables, parquet_dir)
+    players, pairs, flags, timings = publish_scan(store.con, tables, model, threshold=threshold,
+                                                  parquet_dir=parquet_dir)
     t2 = time.perf_counter()
-    players, pairs, _ps, _qs, flags = score_facts(store.con, model, threshold=threshold)
-    t3 = time.perf_counter()
-    write_flags(store.con, flags)
-    t4 = time.perf_counter()
     return ScanResult(
         games=total, players=players.height, pairs=pairs.height, flags=flags,
-        timings={"replay_facts": t1 - t0, "write_facts": t2 - t1, "features_scoring": t3 - t2,
-                 "write_flags": t4 - t3, "total": t4 - t0},
+        timings={"replay_facts": t1 - t0, **timings, "total": t2 - t0},
         fact_rows={k: v.num_rows for k, v in tables.items()},
     )
 
 
-__all__ = ["ScanResult", "scan_store", "score_facts"]
+def publish_scan(con: duckdb.DuckDBPyConnection, tables: dict[str, Any], model: FraudModel | None,
+                 *, threshold: float = 0.5, parquet_dir: str | Path | None = None
+                 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, dict[str, float]]:
+    """Replace the scan's output in the store — the ``fraud.*`` facts, their views and the
+    flags scored from them — in **one transaction**; then write the Parquet copy (facts
+    and ``flags.parquet``). Returns (players, pairs, flags, timings).
+
+    Why one transaction (audit 38): the nightly scan replaces last night's output. Written
+    table by table, a scan stopped while it scored (Ctrl-C, a crash, a full disk) left
+    tonight's facts and views beside last night's flags, which ``rummyguard flags`` listed
+    as current. Now a scan that does not finish leaves the previous run's output whole."""
+    t0 = time.perf_counter()
+    (threads,) = con.execute("SELECT current_setting('threads')").fetchone()  # type: ignore[misc]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        load_facts(con, tables)
+        publish_views(con)
+        t1 = time.perf_counter()
+        players, pairs, _ps, _qs, flags = score_facts(con, model, threshold=threshold)
+        t2 = time.perf_counter()
+        write_flags(con, flags)
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):  # DuckDB aborted it itself: nothing was kept
+            con.execute("ROLLBACK")
+        with contextlib.suppress(duckdb.Error):  # the features' one thread (features._one_thread)
+            con.execute(f"SET threads = {int(threads)}")
+        raise
+    t3 = time.perf_counter()
+    if parquet_dir is not None:
+        write_parquet({**tables, "flags": flags.to_arrow()}, parquet_dir)
+    t4 = time.perf_counter()
+    return players, pairs, flags, {"write_facts": t1 - t0, "features_scoring": t2 - t1,
+                                   "write_flags": t3 - t2, "write_parquet": t4 - t3}
+
+
+__all__ = ["ScanResult", "publish_scan", "scan_store", "score_facts"]

@@ -27,6 +27,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rummyguard.cli.app import app
+from rummyguard.fraud.facts import SCHEMAS
 
 GAMES = 120
 
@@ -64,6 +65,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (bad / "cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
     pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), bad / "notevents.parquet")
     (bad / "notdb.duckdb").write_text("hello\n")
+    old_facts = bad / "oldfacts"  # fact tables as features version 11 wrote them
+    old_facts.mkdir()
+    for name, schema in SCHEMAS.items():
+        kept = pa.schema([f for f in schema if (name, f.name) != ("starts", "held")])
+        pq.write_table(kept.empty_table(), old_facts / f"{name}.parquet")
     spaced = bad / "dir with space"
     spaced.mkdir()
     (spaced / "small ü.jsonl").write_text("\n".join(lines[:60]) + "\n")
@@ -155,6 +161,11 @@ HOLDS: dict[str, tuple[list[str], int, str]] = {
                                             "{labels}"], 2, "training world"),
     "eval --test missing": (["eval", "--test", "{tmp}/nope.jsonl", "--test-labels", "{labels}",
                              "--model", "builtin"], 2, "no such file"),
+    "eval a folder with no facts": (["eval", "--test", "{tmp}", "--test-labels", "{labels}",
+                                     "--model", "builtin"], 2, "holds no fact table"),
+    "eval facts of an older rummyguard": (["eval", "--test", "{bad}/oldfacts", "--test-labels",
+                                           "{labels}", "--model", "builtin"], 2,
+                                          "older rummyguard (no column starts.held)"),
     "eval --report in a missing folder": (["eval", "--test", "{log}", "--test-labels", "{labels}",
                                            "--model", "builtin", "--report", "{tmp}/no/r.md"], 2,
                                           "no directory"),

@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import orjson
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -250,6 +251,17 @@ def test_model_fit_predict_save_load(tmp_path: Path, facts_con: duckdb.DuckDBPyC
     again.save(path)
     with pytest.raises(ModelError, match=r"scikit-learn 0\.0"):
         load_model(path)
+    # a model fitted when a feature meant something else (session 18: mi_reach_z redefined
+    # under its name in features version 12) is refused, as is one that did not record it
+    again.sklearn_version = model.sklearn_version
+    again.features_version = 11
+    again.save(path)
+    with pytest.raises(ModelError, match=r"features version 11; this rummyguard computes"):
+        load_model(path)
+    del again.__dict__["features_version"]
+    again.save(path)
+    with pytest.raises(ModelError, match=r"not recorded"):
+        load_model(path)
     path.write_bytes(b"not a model")
     with pytest.raises(ModelError, match="not a rummyguard model"):
         load_model(path)
@@ -288,7 +300,9 @@ def test_scan_writes_tables_views_and_parquet(tmp_path: Path, world: tuple[list[
         assert n_moves == res.fact_rows["moves"] > 0
         assert store.con.execute("SELECT count(*) FROM chip_flows").fetchall()[0][0] > 0
         assert store.con.execute("SELECT count(*) FROM flags").fetchall()[0][0] == res.flags.height
-    assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == sorted(f"{t}.parquet" for t in SCHEMAS)
+    assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == sorted(
+        f"{t}.parquet" for t in (*SCHEMAS, "flags"))  # the flags beside the facts (audit 38)
+    assert pq.read_table(tmp_path / "pq" / "flags.parquet").num_rows == res.flags.height
     # a process pool gives the same facts as one process
     with EventStore.open(path) as store:
         res2 = scan_store(store, workers=2, batch_games=5)

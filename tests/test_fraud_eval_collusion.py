@@ -1,6 +1,6 @@
 """Pair collusion as one class in the evaluation: a pair labelled for *any* pair
-mechanism is a positive, scored by the ``any_pair`` model and by the best per-mechanism
-score; the acted view drops labelled pairs that never acted. Frames and labels are built
+mechanism is a positive, scored as the pair flags rank it (``model``: the best
+per-mechanism probability) and by the ``any_pair`` model; the acted view drops labelled pairs that never acted. Frames and labels are built
 by hand so the expected figures are exact."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_union_of_pair_mechanisms_is_the_positive_class() -> None:
     acted = {"card_feeding": {("a", "b")}, "multi_account": {("c", "d")}}
     out = collusion_metrics(pairs, KEYS, _truth(), acted, boots=10)
     assert out["model"]["positives"] == 3 and out["model"]["n"] == 6
-    assert out["model"]["pr_auc"] == 1.0 and out["max_mechanism"]["pr_auc"] == 1.0
+    assert out["model"]["pr_auc"] == 1.0 and out["any_pair"]["pr_auc"] == 1.0
     # the win-rate baseline ranks them last (0.0, 0.1, 0.2 of 0.0..0.5)
     assert out["baseline_winrate"]["pr_auc"] < 0.6
     # acted view: e-f is left out, the two acting pairs stay positives
@@ -48,11 +48,12 @@ def test_union_of_pair_mechanisms_is_the_positive_class() -> None:
 
 
 def test_a_miss_lowers_the_pooled_score() -> None:
-    # the multi-account pair scored below two honest pairs by every model
+    # the multi-account pair scored below two honest pairs by every model: the flags'
+    # score (the best mechanism's) ranks P P N N P N, average precision (1 + 1 + 3/5) / 3
     pairs = _pairs([0.9, 0.1, 0.7, 0.5, 0.4, 0.0], [0.9, 0.0, 0.6, 0.5, 0.4, 0.0],
                    [0.0, 0.1, 0.0, 0.2, 0.3, 0.0])
     out = collusion_metrics(pairs, KEYS, _truth(), {}, boots=10)
-    assert 0.5 < out["model"]["pr_auc"] < 1.0
+    assert np.isclose(out["model"]["pr_auc"], (1 + 1 + 3 / 5) / 3)
     assert np.isclose(out["model"]["p_at_10"], 3 / 6)  # k is capped at n
     assert out["acted"]["absent"]
 
@@ -73,13 +74,14 @@ def test_markdown_has_the_pooled_table() -> None:
     text = render_markdown(report)
     assert "Pair collusion as one class" in text
     assert "| all labelled | 3 / 6 | model | 1.000" in text
-    assert "| acted | 1 / 4 | max_mechanism |" in text
+    assert "| acted | 1 / 4 | any_pair |" in text
 
 
 def test_collusion_by_intensity_bins_pairs_by_their_strongest_mechanism() -> None:
     # a-b feed at low intensity (0.2), c-d at moderate (0.5), e-f labelled for two
     # mechanisms: its intensity is the higher one (0.9, high). The any_pair model ranks
-    # c-d below two honest pairs and the other two first.
+    # c-d below two honest pairs and the other two first; the flags' score (the best
+    # mechanism's) ranks all three first.
     pairs = _pairs([0.9, 0.25, 0.7, 0.3, 0.4, 0.1], [0.9, 0.0, 0.6, 0.0, 0.1, 0.0],
                    [0.0, 0.95, 0.0, 0.2, 0.0, 0.0])
     truth = Truth(pair_pos={"card_feeding": {("a", "b"), ("e", "f")},
@@ -90,13 +92,13 @@ def test_collusion_by_intensity_bins_pairs_by_their_strongest_mechanism() -> Non
                                   ("multi_account", ("e", "f")): 0.9})
     out = collusion_metrics(pairs, KEYS, truth, {}, boots=10)["by_intensity"]
     assert {lab: x["positives"] for lab, x in out.items()} == {"low": 1, "moderate": 1, "high": 1}
-    assert out["low"]["model"]["pr_auc"] == 1.0 and out["high"]["model"]["pr_auc"] == 1.0
+    assert out["low"]["any_pair"]["pr_auc"] == 1.0 and out["high"]["any_pair"]["pr_auc"] == 1.0
     # moderate: c-d (0.25) below the honest g-h (0.3) and i-j (0.4): third of four
-    assert np.isclose(out["moderate"]["model"]["pr_auc"], 1 / 3)
-    # the best per-mechanism score puts c-d first (0.95)
-    assert out["moderate"]["max_mechanism"]["pr_auc"] == 1.0
+    assert np.isclose(out["moderate"]["any_pair"]["pr_auc"], 1 / 3)
+    # the flags' score, the best per-mechanism one, puts c-d first (0.95)
+    assert out["moderate"]["model"]["pr_auc"] == 1.0
     text = render_markdown({"test_world": {"players": 12, "fraud_players": 6, "fraud_share": 0.5,
                                            "pairs": 6, "seed": 1}, "train_world": {"seed": 2},
                             "mechanisms": {}, "collusion": collusion_metrics(pairs, KEYS, truth, {},
                                                                              boots=10)})
-    assert "| moderate | 1 | 0.333 |" in text
+    assert "| moderate | 1 | 1.000 | 0.25 | 0.333 | 0.25 |" in text  # P@50 capped at n = 4

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from factkit import facts_db
 from logkit import Log
 from test_michigan_kit import michigan_deck
 
@@ -141,8 +142,89 @@ def test_a_played_pay_card_is_no_longer_ahead() -> None:
 
 def test_schema_and_feature_registration() -> None:
     names = SCHEMAS["starts"].names
-    assert names[-5:] == ["n_clean", "hb", "hb_run", "hb_pay", "hb_same"]
+    assert names[-6:] == ["n_clean", "hb", "hb_run", "hb_pay", "hb_same", "held"]
     assert "mi_hb_z" in PLAYER_FEATURES and "mi_hb_z" in SIGNATURES["hidden_card"]
+
+
+def test_held_counts_his_cards_of_the_chosen_suit_from_the_start_up() -> None:
+    """``held``: what he sees of the suit he started. 2S: 2S 5S 6S (3); 2D: 2D 3D 9D TD
+    (4); a dearer 3D start counts from 3D up (3)."""
+    assert _starts(_game("a:2S"))[0]["held"] == 3
+    assert _starts(_game("a:2D"))[0]["held"] == 4
+    assert _starts(_game("a:3D"))[0]["held"] == 3
+
+
+# -- mi_reach_z: the hidden part of the reach, given the cards he sees above the run ----------
+def _seat_rows(players: list[str], seats: int = 3) -> list[dict[str, Any]]:
+    return [{"game_id": f"g-{p}", "player": p, "seat": 0, "n_seats": seats, "variant": "michigan",
+             "stake": 10, "won": False, "net": -10, "deal_dist": 8.0, "left_game": False,
+             "removed": False, "autoplays": 0, "fresh": 0, "moves": 10, "halted": False,
+             "findings": 0} for p in players]
+
+
+def _start_rows(player: str, looks: list[tuple[int, int, int]], options_hidden: float
+                ) -> list[dict[str, Any]]:
+    """His starts as ``(run, held, reach)``, each against options whose mean hidden part
+    (reach - run) is ``options_hidden``."""
+    return [{"game_id": f"g-{player}", "seq": i + 1, "player": player, "n_opt": 3, "run": run,
+             "reach": reach, "reach_mean": 1.0 + options_hidden, "reach_max": reach,
+             "run_mean": 1.0, "tie_n": 1, "tie_reach": float(reach), "n_clean": 3, "hb": False,
+             "hb_run": 0, "hb_pay": 0, "hb_same": 0, "held": held}
+            for i, (run, held, reach) in enumerate(looks)]
+
+
+def test_a_player_who_starts_the_suit_he_holds_most_of_is_not_hidden_card_evidence() -> None:
+    """Session 16's open doubt, fixed in session 18 (features version 12). Cards of his
+    above the visible run are what a hidden reach is made of: with one such card a start
+    reaches one card further half the time, with four cards three further. An honest player
+    who always starts the suit he holds most of (``long``) has four above the run where his
+    other options have one: against his options (the old ``mi_reach_z``) that was a
+    hidden-card z of 3.3 here. Against the starts with as many cards above the run, it is
+    chance. A player who sees the hands (``seer``) reaches further than his cards above the
+    run explain, and stands out."""
+    honest = [f"h{i}" for i in range(40)]
+    rows: list[dict[str, Any]] = []
+    for n, p in enumerate(honest):  # half the starts with one card above the run, half four
+        rows += _start_rows(p, [(1, 2, 1 + (n + k) % 2) for k in range(6)]
+                            + [(1, 5, 2 + (n + k) % 3) for k in range(6)], 0.5)
+    rows += _start_rows("long", [(1, 5, 2 + k % 3) for k in range(24)], 0.5)
+    rows += _start_rows("seer", [(1, 2, 2) for _ in range(12)] + [(1, 5, 5) for _ in range(12)], 1.5)
+    f = player_features(facts_db(starts=rows, player_games=_seat_rows([*honest, "long", "seer"])))
+    z = dict(zip(f.get_column("player"), f.get_column("mi_reach_z"), strict=True))
+    assert abs(z["long"]) < 1.0, z["long"]
+    assert z["seer"] > 5.0, z["seer"]
+    assert max(abs(z[p]) for p in honest) < 2.0
+    # the old statistic, his hidden part against his options', read him as a cheater
+    old = sum((r["reach"] - r["run"]) - (r["reach_mean"] - r["run_mean"]) for r in rows
+              if r["player"] == "long")
+    assert old / 24 > 1.0
+
+
+def test_a_player_at_bigger_tables_is_compared_with_bigger_tables() -> None:
+    """More hands dealt, fewer cards dead in the widow: sequences run further at a table
+    of six than of three. A player who always sits at six-seat tables (``big``) reaches
+    as far as the other six-seat players, and is compared with them, not with everyone."""
+    small = [f"s{i}" for i in range(30)]
+    large = [f"l{i}" for i in range(30)]
+    rows: list[dict[str, Any]] = []
+    for n, p in enumerate(small):
+        rows += _start_rows(p, [(1, 3, 1 + (n + k) % 2) for k in range(10)], 0.5)
+    for n, p in enumerate(large):
+        rows += _start_rows(p, [(1, 3, 2 + (n + k) % 2) for k in range(10)], 0.5)
+    rows += _start_rows("big", [(1, 3, 2 + k % 2) for k in range(20)], 0.5)
+    f = player_features(facts_db(starts=rows, player_games=_seat_rows(small)
+                                 + _seat_rows([*large, "big"], seats=6)))
+    z = dict(zip(f.get_column("player"), f.get_column("mi_reach_z"), strict=True))
+    assert abs(z["big"]) < 1.0, z["big"]
+
+
+def test_a_start_with_nothing_above_the_run_carries_no_hidden_part() -> None:
+    """Every card of his in the suit is in the visible run: the reach is the run, there is
+    nothing hidden to know, and the statistic is 0, not a division by a floor variance."""
+    rows = _start_rows("a", [(2, 2, 2)] * 5, 0.0) + _start_rows("b", [(1, 3, 2)] * 5, 0.0)
+    f = player_features(facts_db(starts=rows, player_games=_seat_rows(["a", "b"])))
+    z = dict(zip(f.get_column("player"), f.get_column("mi_reach_z"), strict=True))
+    assert z["a"] == 0.0
 
 
 # -- the simulator's own brain ---------------------------------------------------------------------
