@@ -24,11 +24,10 @@ def _world(source: list[Path], labels: Path, workers: int, save: Path | None = N
     """Facts + features + truth of one world: JSONL files, one .duckdb store, or one
     folder of fact Parquet files (written by ``--save-facts`` or ``scan --parquet``).
     ``save``: also write the facts there as Parquet, so a later run skips the replay."""
-    import pyarrow.parquet as pq
 
     from ..events.store import EventStore, StoreError
     from ..fraud.evaluate import World
-    from ..fraud.facts import SCHEMAS, TABLES
+    from ..fraud.facts import FactsFolderError, read_facts_folder
     from ..fraud.labels import LabelsError, read_labels
     from ..fraud.pipeline import (
         jsonl_game_batches,
@@ -46,17 +45,10 @@ def _world(source: list[Path], labels: Path, workers: int, save: Path | None = N
         if not path.exists():
             fail(f"no such file: {path}")
     if len(source) == 1 and source[0].is_dir():
-        missing = [t for t in TABLES if not (source[0] / f"{t}.parquet").exists()]
-        if missing:
-            fail(f"{source[0]} holds no fact table(s) {', '.join(missing)} (.parquet)")
-        tables = {t: pq.read_table(source[0] / f"{t}.parquet") for t in TABLES}
-        # facts an older rummyguard wrote lack the columns later features read
-        stale = [f"{t}.{c}" for t in TABLES for c in SCHEMAS[t].names
-                 if c not in tables[t].column_names]
-        if stale:
-            fail(f"{source[0]} holds facts from an older rummyguard (no column "
-                 f"{', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): recompute them "
-                 "from the event log (give `eval` the log, or `scan --parquet DIR`)")
+        try:
+            tables = read_facts_folder(source[0])
+        except FactsFolderError as exc:
+            fail(f"{exc} (give `eval` the log, or `scan --parquet DIR`)")
     elif len(source) == 1 and source[0].suffix == ".duckdb":
         try:
             store = EventStore.open(source[0], read_only=True)

@@ -63,6 +63,7 @@ per-discard work is a few popcounts per seat, not a pass over 53 cards.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -142,6 +143,35 @@ DECLARABLE_DIST = 5
 _POINTS = [5 if c // 4 < 8 else (10 if c // 4 < 12 else 15) for c in range(52)] + [15]
 
 TABLES = tuple(SCHEMAS)
+
+
+class FactsFolderError(ValueError):
+    """A facts folder that cannot be read as this version's facts (a table missing, or a
+    column an older rummyguard did not write)."""
+
+
+def read_facts_folder(folder: Path) -> dict[str, pa.Table]:
+    """The fact tables of a folder ``scan --parquet`` (or ``eval --save-facts``) wrote.
+
+    Refuses, naming what is wrong, a folder without every table or one written by an
+    older rummyguard: features read the columns later versions added, and a missing one
+    would fail deep in the SQL, or (for a column read with a default) score wrongly.
+    """
+    import pyarrow.parquet as pq
+
+    missing = [t for t in TABLES if not (folder / f"{t}.parquet").exists()]
+    if missing:
+        raise FactsFolderError(f"{folder} holds no fact table(s) {', '.join(missing)} (.parquet)")
+    tables = {t: pq.read_table(folder / f"{t}.parquet") for t in TABLES}
+    stale = [f"{t}.{c}" for t in TABLES for c in SCHEMAS[t].names
+             if c not in tables[t].column_names]
+    if stale:
+        raise FactsFolderError(
+            f"{folder} holds facts from an older rummyguard (no column "
+            f"{', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): recompute them "
+            "from the event log")
+    return tables
+
 #: the place of ``taken`` in a discards row (set when the target draws the card)
 _TAKEN = SCHEMAS["discards"].names.index("taken")
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from rummyguard.cli.app import app
 from rummyguard.events.cards import format_card, parse_card
 from rummyguard.events.store import EventStore
-from rummyguard.fraud.facts import SCHEMAS, batch_facts, game_facts
+from rummyguard.fraud.facts import SCHEMAS, FactsFolderError, batch_facts, game_facts, read_facts_folder
 from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES, pair_features, player_features
 from rummyguard.fraud.handeval import FAMILIES, gain_vector
 from rummyguard.fraud.labels import parse_labels
@@ -386,3 +386,24 @@ def test_hand_measures() -> None:
     assert meld_distance(hand(["QH", "KH", "AH", "AS", "2S", "3S"]), FAM) == 1
     liverpool = FAMILIES["liverpool"]
     assert meld_distance(hand(["5H", "6H", "7H"]), liverpool) == 3  # runs need 4 there
+
+
+def test_a_facts_folder_is_read_whole_and_refused_when_a_table_or_column_is_missing(tmp_path):
+    """eval and build_builtin read facts folders through one function: a folder without a
+    table, or written before a column existed, is refused with the table or column named."""
+    import pyarrow as pa
+
+    for name, schema in SCHEMAS.items():
+        pq.write_table(schema.empty_table(), tmp_path / f"{name}.parquet")
+    tables = read_facts_folder(tmp_path)
+    assert set(tables) == set(SCHEMAS)
+    assert all(tables[t].schema.names == SCHEMAS[t].names for t in SCHEMAS)
+
+    old = pa.schema([f for f in SCHEMAS["starts"] if f.name != "held"])
+    pq.write_table(old.empty_table(), tmp_path / "starts.parquet")
+    with pytest.raises(FactsFolderError, match=r"older rummyguard \(no column starts\.held\)"):
+        read_facts_folder(tmp_path)
+
+    (tmp_path / "sessions.parquet").unlink()
+    with pytest.raises(FactsFolderError, match=r"no fact table\(s\) sessions"):
+        read_facts_folder(tmp_path)

@@ -19,11 +19,10 @@ import tempfile
 from pathlib import Path
 
 import orjson
-import pyarrow.parquet as pq
 
 from rummyguard.fraud.builtin import BUNDLE
 from rummyguard.fraud.evaluate import World, seating, training_cases
-from rummyguard.fraud.facts import TABLES
+from rummyguard.fraud.facts import FactsFolderError, read_facts_folder
 from rummyguard.fraud.features import FEATURES_VERSION
 from rummyguard.fraud.labels import read_labels
 from rummyguard.fraud.pipeline import jsonl_game_batches, memory_db, run_facts
@@ -59,7 +58,10 @@ def main() -> None:
         if args.facts is not None:
             if args.labels is None:
                 ap.error("--facts needs --labels")
-            tables = {t: pq.read_table(args.facts / f"{t}.parquet") for t in TABLES}
+            try:
+                tables = read_facts_folder(args.facts)
+            except FactsFolderError as exc:
+                ap.error(str(exc))
             labels = args.labels
         else:
             tables, labels = simulate(Path(tmp), args.workers)
