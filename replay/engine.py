@@ -142,11 +142,13 @@ class GameEngine:
         self.transfers_logged = False
         self.game_ended_seq: int | None = None
         #: the event ids seen in this game (EVENTS.md: event_id is globally unique; RULES.md
-        #: §5: a duplicate is an integrity finding). Dropped at GameEnded, so a long
-        #: interleaved read holds the ids of its open games only; an id reused by another
-        #: game is the readers' to catch (ingest quarantines it as conflict_event_id, and so
-        #: do the file readers of verify.py)
-        self._event_ids: set[str | None] = set()
+        #: §5: a duplicate is an integrity finding), each with the hash of its content when
+        #: the chain check computed one (None otherwise): a copy of an earlier seq is then
+        #: told apart as a retry (same content) or a conflict (EVENTS.md: "the same event_id
+        #: with other content ... is rejected as a conflict"). An id reused by another game
+        #: is the readers' to catch (ingest quarantines it as conflict_event_id, and so do
+        #: the file readers of verify.py)
+        self._event_ids: dict[str | None, str | None] = {}
         self.connections: dict[str, list[tuple[int, str, str, str]]] = {}
         self._pre_findings: list[Finding] = []
         #: event type -> (handler, True if it is the engine's own, False if the variant's,
@@ -199,9 +201,10 @@ class GameEngine:
             except KeyError:
                 event_id = None
             known = len(ids)
-            ids.add(event_id)  # one hash look-up, not two (`in`, then `add`)
+            ids.setdefault(event_id, None)  # one hash look-up, not two (`in`, then a store)
             # not grown: an id already seen (None, from a direct caller's events, is no id)
-            if len(ids) == known and event_id is not None:
+            new_id = len(ids) != known
+            if not new_id and event_id is not None:
                 self._finding(seq, "LOG-EVENT", f"event_id {event_id!r} is used by an earlier "
                               "event of this game (event ids are unique)")
             if self.verify_hashes:
@@ -213,11 +216,14 @@ class GameEngine:
                 if (  # the common case of _check_chain: the chain goes on, nothing to report
                     linked and self.chained and claimed is not None and "upcast_from" not in event
                 ):
-                    if self._hash_of(event) != claimed:
+                    content: str | None = self._hash_of(event)
+                    if content != claimed:
                         self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
                     self.prev_hash = claimed
                 else:
-                    self._check_chain(event, seq)
+                    content = self._check_chain(event, seq)
+                if new_id:
+                    ids[event_id] = content
             elif self.chained is None:
                 self.chained = event.get("hash") is not None
             folded = event  # what is folded: the event, or its upcast to the current version
@@ -343,8 +349,7 @@ class GameEngine:
         if seq < self.next_seq:
             # say when it is the same event again (a retry, or files that overlap): the
             # support agent's answer is then "merge by ingest", not "the log was reordered"
-            again = event.get("event_id") in self._event_ids
-            what = "repeated: the same event_id again" if again else "repeated or out of order"
+            what = self._repeat(event)
             self._finding(
                 seq, "LOG-SEQ", f"seq {seq} {what} (expected {self.next_seq}); event skipped",
             )
@@ -356,9 +361,33 @@ class GameEngine:
         self.next_seq = seq + 1
         return True
 
-    def _check_chain(self, event: Event, seq: int) -> None:
+    def _repeat(self, event: Event) -> str:
+        """What an event at an earlier seq is, for its LOG-SEQ finding: the same event
+        again (a retry, or files that overlap: the support agent's answer is "merge by
+        ingest"), an event_id again with other content (a conflict, which ingest rejects),
+        or, its id unseen, an event repeated or out of order (the log was reordered).
+        Content is compared by hash when the chain check hashed the first one and the
+        copy is chained too (a producer-chained log); otherwise the wording says the
+        content was not compared."""
+        event_id = event.get("event_id")
+        if event_id not in self._event_ids:
+            return "repeated or out of order"
+        first = self._event_ids[event_id]
+        # both chained, or not compared: a copy without hash fields is how an unchained
+        # log repeats an event, and the store (which chains such a log at ingest) and the
+        # file must word it alike (audit 35)
+        if first is None or event.get("hash") is None or "upcast_from" in event:
+            return "repeated: the same event_id again (unchained: content not compared)"
+        if event_hash(event) == first:
+            return "repeated: the same event_id again, with the same content (a retry or overlapping files)"
+        return (f"repeated: event_id {event_id!r} again with other content (a conflict: "
+                "EVENTS.md rejects it, ingest quarantines it)")
+
+    def _check_chain(self, event: Event, seq: int) -> str | None:
         """The hash chain: one game is all chained or all not, each ``prev_hash`` is the
-        previous event's hash and each ``hash`` covers the event's content."""
+        previous event's hash and each ``hash`` covers the event's content. Returns the
+        hash of the event's content when it was computed (None: an unchained or upcast
+        event, or a half-chained one)."""
         claimed = event.get("hash")
         has_hash = claimed is not None
         if (event.get("prev_hash") is None) == has_hash:
@@ -370,7 +399,7 @@ class GameEngine:
                 self.chained = True
             if has_hash:
                 self.prev_hash = claimed  # type: ignore[assignment]
-            return
+            return None
         if self.chained is None:
             self.chained = has_hash
         if has_hash != self.chained:
@@ -381,9 +410,12 @@ class GameEngine:
                 self._finding(seq, "LOG-CHAIN", "prev_hash is not the previous event's hash")
             # An upcast event (from the store) no longer has the content its hash covers;
             # its original bytes were hash-checked at ingest and are by `verify-log`.
-            if "upcast_from" not in event and event_hash(event) != claimed:
+            content = None if "upcast_from" in event else event_hash(event)
+            if content is not None and content != claimed:
                 self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
             self.prev_hash = claimed  # type: ignore[assignment]
+            return content
+        return None
 
     def _start(self, event: Event) -> None:
         if event["type"] != "GameCreated":

@@ -177,10 +177,20 @@ def _replay(game: str, *source: Any) -> dict[str, Any]:
     return orjson.loads(out.stdout)
 
 
+#: how a LOG-SEQ names a copy of an earlier event whose content one reader could compare
+#: and the other could not: an unchained file's replay cannot (it holds no event, only ids),
+#: the store's can (ingest chained the first and quarantined the copy as a conflict)
+_COPY = re.compile(r"repeated: (?:the same event_id again \(unchained: content not compared\)"
+                   r"|event_id '[^']*' again with other content \([^)]*\))")
+
+
 def _findings(findings: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """Seq, rule, kind, and the message but for LOG-EVENT (which quotes the reader's own
-    words for the line, e.g. a conflict of ids as the file readers or ingest put it)."""
-    return [(f["seq"], f["rule"], f["kind"], None if f["rule"] == "LOG-EVENT" else f["message"])
+    words for the line, e.g. a conflict of ids as the file readers or ingest put it), and
+    with a copy of an earlier event worded alike whether or not its content was compared
+    (``_COPY``; test_a_copy_with_other_content_is_named_a_conflict_where_it_can_be pins both)."""
+    return [(f["seq"], f["rule"], f["kind"],
+             None if f["rule"] == "LOG-EVENT" else _COPY.sub("repeated: <a copy>", f["message"]))
             for f in findings]
 
 
@@ -352,6 +362,34 @@ def test_a_retry_in_a_later_file_reads_as_both_files(tmp_path: Path) -> None:
     assert _judged(from_store) == _judged(from_files)
     assert [(f["seq"], f["rule"]) for f in from_store["record"]["findings"]] == [(13, "LOG-SEQ")]
     assert _verify("--db", db)[1] == _verify(day, retry)[1]
+
+
+def test_a_copy_with_other_content_is_named_a_conflict_where_it_can_be(tmp_path: Path) -> None:
+    """EVENTS.md: the same event_id with other content is a conflict, the same content again
+    a harmless retry. A chained log lets every reader tell them apart (the hash of the
+    first's content against the copy's); an unchained file's replay holds no events, so it
+    says it did not compare; the store, whose ingest compared and quarantined the copy, says
+    conflict."""
+    other = {**EVENTS[13], "payload": {"card": "KS"}}
+    day = _write(tmp_path, "day.jsonl", _plain())
+    retry = _write(tmp_path, "retry.jsonl", [orjson.dumps(other)])
+    db = tmp_path / "s.duckdb"
+    _ingest(db, day)
+    _ingest(db, retry)
+
+    def copy_message(body: dict[str, Any]) -> str:
+        (f,) = [f for f in body["record"]["findings"] if f["rule"] == "LOG-SEQ"]
+        return f["message"]
+
+    assert "(unchained: content not compared)" in copy_message(_replay(GAME, day, retry))
+    assert "again with other content (a conflict" in copy_message(_replay(GAME, "--db", db))
+    # producer-chained: the copy of seq 13 with its original hash fields and another card
+    chained = chain([dict(e) for e in EVENTS if e["game_id"] == GAME])
+    lines = [orjson.dumps(e) for e in chained]
+    assert "again with other content (a conflict" in copy_message(_replay(GAME, _write(
+        tmp_path, "c1.jsonl", [*lines, orjson.dumps({**chained[13], "payload": {"card": "KS"}})])))
+    assert ", with the same content (a retry" in copy_message(_replay(GAME, _write(
+        tmp_path, "c2.jsonl", [*lines, lines[13]])))
 
 
 def test_the_same_export_ingested_twice_under_two_names_is_replayed_once(tmp_path: Path) -> None:
