@@ -378,7 +378,9 @@ class GameEngine:
         # file must word it alike (audit 35)
         if first is None or event.get("hash") is None or "upcast_from" in event:
             return "repeated: the same event_id again (unchained: content not compared)"
-        if event_hash(event) == first:
+        # the same line again: its content and its hash field as the first's (ingest's
+        # no-op compares whole lines, so a copy whose `hash` was edited is a conflict too)
+        if event.get("hash") == first and event_hash(event) == first:
             return "repeated: the same event_id again, with the same content (a retry or overlapping files)"
         return (f"repeated: event_id {event_id!r} again with other content (a conflict: "
                 "EVENTS.md rejects it, ingest quarantines it)")
@@ -409,9 +411,15 @@ class GameEngine:
             if event.get("prev_hash") != self.prev_hash:
                 self._finding(seq, "LOG-CHAIN", "prev_hash is not the previous event's hash")
             # An upcast event (from the store) no longer has the content its hash covers;
-            # its original bytes were hash-checked at ingest and are by `verify-log`.
-            content = None if "upcast_from" in event else event_hash(event)
-            if content is not None and content != claimed:
+            # its original bytes were hash-checked at ingest and are by `verify-log`, and
+            # the store's reader re-hashed them (`event_from_row` drops the mark of an
+            # edited one): its claimed hash is the hash of its content, so a copy of it at
+            # an earlier seq is compared as a current-version event's copy is (audit 39)
+            if "upcast_from" in event:
+                self.prev_hash = claimed  # type: ignore[assignment]
+                return claimed  # type: ignore[return-value]
+            content = event_hash(event)
+            if content != claimed:
                 self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
             self.prev_hash = claimed  # type: ignore[assignment]
             return content

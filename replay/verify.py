@@ -329,12 +329,18 @@ def merge_store_lines(events: list[dict[str, Any]], lines: Iterable[BadLine]
     bad: list[BadLine] = []
     origin: dict[int, BadLine] = {}
     next_seq, prev = 0, GENESIS_HASH  # the engine's view: the last event taken in place
+    #: the prev_hash each seq taken in place was linked to: a copy of an earlier seq is
+    #: linked as the first was (an exact copy then hashes alike, a conflict not), never to
+    #: the chain's head, which made an exact retry read as "other content" (audit 39)
+    prev_at: dict[int, str] = {}
 
     def take(item: dict[str, Any], line: BadLine | None) -> None:
         nonlocal next_seq, prev
         if line is not None and ingest_chained and item.get("prev_hash") is None \
                 and item.get("hash") is None:
-            linked = {**item, "prev_hash": prev}
+            at = item.get("seq")
+            repeat = type(at) is int and at < next_seq
+            linked = {**item, "prev_hash": prev_at.get(at, prev) if repeat else prev}  # type: ignore[arg-type]
             try:
                 linked["hash"] = event_hash(linked)
                 item = linked
@@ -343,6 +349,7 @@ def merge_store_lines(events: list[dict[str, Any]], lines: Iterable[BadLine]
         seq = item.get("seq")
         if type(seq) is int and seq >= next_seq:  # taken in place (not a repeat)
             next_seq = seq + 1
+            prev_at[seq] = prev
             if isinstance(item.get("hash"), str):
                 prev = item["hash"]
         if line is None or line.event:
