@@ -388,8 +388,8 @@ class GameEngine:
     def _check_chain(self, event: Event, seq: int) -> str | None:
         """The hash chain: one game is all chained or all not, each ``prev_hash`` is the
         previous event's hash and each ``hash`` covers the event's content. Returns the
-        hash of the event's content when it was computed (None: an unchained or upcast
-        event, or a half-chained one)."""
+        hash of the event's content (an upcast event's: its stored hash, see below; None: an
+        unchained or a half-chained event)."""
         claimed = event.get("hash")
         has_hash = claimed is not None
         if (event.get("prev_hash") is None) == has_hash:
