@@ -87,9 +87,8 @@ polars DataFrames ordered by player (pair: ``p1 < p2``) — byte-stable.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import duckdb
 import polars as pl
@@ -867,7 +866,7 @@ def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     finally:
         # in a transaction a failed statement aborted, DuckDB refuses this too: keep the
         # first error (the caller's rollback follows; fraud.scan.publish_scan resets it)
-        with contextlib.suppress(duckdb.TransactionException):
+        with suppress(duckdb.TransactionException):
             con.execute(f"SET threads = {int(threads)}")
 
 
