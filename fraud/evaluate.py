@@ -434,7 +434,9 @@ def collusion_metrics(pairs: pl.DataFrame, pkeys: list[tuple[str, str]], truth: 
     were labelled on a development world, so pairs keep their mechanism probabilities
     only). The figure to quote is the one of the ranking the product shows; ``any_pair``
     stays beside it. Rounds 10-14 reported both, ``any_pair`` as ``model`` and the flags'
-    score as ``max_mechanism``."""
+    score as ``max_mechanism``. Since session 20 the mechanism columns include a pair's
+    ring link through a common partner (fraud/rings.py, close_pair_scores), as the flags
+    do."""
     pos = set().union(*(truth.pair_pos.get(m, set()) for m in PAIR_MECHANISMS))
     done = set().union(*(acted.get(m, set()) for m in PAIR_MECHANISMS))
     y = np.array([k in pos for k in pkeys], dtype=bool)

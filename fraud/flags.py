@@ -43,6 +43,10 @@ Decisions (audit 4, "explanations must be true"):
   not name (the graph joins accounts that share a device, whatever their play) gets his
   shared device (else IP) link as a signal naming the pair, and the connection as
   evidence (session 15: a household tablet put an honest account in a ring silently).
+- A pair whose score is its *ring link* (the two act with one common partner, not with
+  each other: fraud/rings.py, session 20) shows the two links' strongest signals, each
+  naming its pair (the partner is the account both name), and the links' moves: the
+  pair's own moves show no act between the two.
 - Evidence must show the move the signal names: hidden-card stock draws are close calls
   (the visible pile top was of use, ``pile_gain >= 1``), since drawing from the stock over
   a useless pile top is what every honest player does; shared-identifier evidence uses
@@ -551,6 +555,11 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
             if (co or 0) < min_pair_games and not shared:
                 continue
             mech, score, source = anomaly_mechanism(i, q_pct, PAIR_MECHANISMS), row["anomaly"], "anomaly"
+        via = row.get("ring_via") if source == "model" else None
+        if via is not None and mech is not None:
+            signals, ev = _ring_link_explanation(con, pairs, qindex, key, str(via), mech, q_pct, q_med)
+            flags.append(_flag("pair", list(key), score, mech, source, signals, con, evidence=ev))
+            continue
         flags.append(_flag("pair", list(key), score, mech, source,
                            explain(pairs, "pair", i, mech, q_pct, q_med), con))
     for ring in rings:
@@ -610,6 +619,30 @@ def build_flags(con: duckdb.DuckDBPyConnection, players: pl.DataFrame, pairs: pl
         "players": pl.List(pl.Utf8), "score": pl.Float64, "mechanism": pl.Utf8, "source": pl.Utf8,
         "signals": pl.Utf8, "evidence": pl.Utf8, "replay": pl.Utf8,
     }).select(FLAG_COLUMNS)
+
+
+def _ring_link_explanation(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame,
+                           qindex: dict[tuple[str, str], int], key: tuple[str, str], via: str,
+                           mech: str, pct: dict[str, np.ndarray], medians: dict[str, float],
+                           top: int = 4) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Signals and evidence of a pair whose score is its ring link through ``via``
+    (fraud/rings.py, close_pair_scores): the two links' strongest signals, each naming its
+    pair (as a ring's do: the partner is the account both name), strongest first, then
+    the pair's own evidence count; and the moves of the two links, where the mechanism
+    shows (the pair's own moves show no act between the two)."""
+    links = [(member, via) if member < via else (via, member) for member in key]
+    signals: list[dict[str, Any]] = []
+    ev: list[dict[str, Any]] = []
+    for k in links:
+        i = qindex.get(k)
+        if i is None:
+            continue
+        for sig in _signals(pairs, i, mech, pct, medians, top=top):
+            sig["pair"] = "|".join(k)
+            signals.append(sig)
+        _add_new_moves(ev, evidence_for(con, mech, list(k), limit=3))
+    signals.sort(key=lambda sig: (-sig["percentile"], sig["signal"], sig["pair"]))
+    return signals[:top] + _count_signal(pairs, qindex[key], "pair", pct, medians), ev[:5]
 
 
 def _ring_signals(pairs: pl.DataFrame, inner: list[tuple[str, str]], qindex: dict[tuple[str, str], int],

@@ -15,6 +15,10 @@
   all training rows inside :class:`~sklearn.calibration.CalibratedClassifierCV`
   (sigmoid: isotonic overfits a few dozen positives), so a score reads as a
   probability. ``trained_on[name]`` records the choice and both CV scores.
+- A pair's mechanism score is the larger of its classifier's probability and its *ring
+  link* through a common partner (:func:`~rummyguard.fraud.rings.close_pair_scores`,
+  session 20): two feeders of one receiver feed the receiver, not each other; the pair
+  scores carry ``ring_via`` (that partner) and ``ring_link`` when the link gave the score.
 - Pooled evidence stands alone when positives are thin (:data:`POOLED`): a mechanism
   with a pooled z over every context it can be seen in (hidden-card knowledge:
   ``hc_z``, a Stouffer combination of the stock, tie, all-decisions and Michigan-start
@@ -89,6 +93,7 @@ from sklearn.preprocessing import QuantileTransformer, RobustScaler
 from threadpoolctl import threadpool_limits
 
 from .features import FEATURES_VERSION, PAIR_FEATURES, PLAYER_FEATURES
+from .rings import close_pair_scores
 
 MODEL_VERSION = 4  # 4: hidden-card shifts fitted (hc_shifts); 3: pooled evidence (z) features,
 # signature learner; 2: free-choice, learner choice
@@ -614,7 +619,9 @@ class FraudModel:
                 cut = (self.trained_on.get("unseen_cut") or {}).get("player")
                 out["beyond_tail"] = (det.score(x) > cut if cut is not None and len(x)
                                       and hasattr(det, "score") else np.zeros(len(x), dtype=bool))
-        return pl.DataFrame(ps), pl.DataFrame(qs)
+        # a pair in one ring through a common partner scores the ring link when that is
+        # higher (fraud/rings.py, close_pair_scores: a feeding ring's two feeders)
+        return pl.DataFrame(ps), close_pair_scores(pl.DataFrame(qs), PAIR_MECHANISMS)
 
     # -- files ----------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:

@@ -12,6 +12,21 @@ Groups are Louvain communities (:func:`networkx.community.louvain_communities`, 
 seed: the same input gives the same rings) of the suspicious subgraph; a ring is a
 community of >= ``min_size`` players whose score (mean internal link weight) reaches
 ``min_score``. Two-player communities are already pair flags, so the default is 3.
+
+**A common partner** (:func:`close_pair_scores`, session 20): two accounts that both act
+with one third account are in one ring even when nothing passes between the two
+themselves. A card-feeding ring of three is a receiver and two feeders: the feeders feed
+the receiver, not each other, so the feeders' own pair has no feeding to show, yet it is
+a labelled colluding pair and a reviewer wants it. Per pair mechanism ``m``, a pair's
+score becomes the larger of its own probability and its *ring link*: the best, over
+common partners ``r``, of the weaker of its two links, ``min(s_m(a, r), s_m(b, r))``.
+The weaker link, because the chain is only as sure as its weakest part; a product of the
+two was not used, since the two links' probabilities are not independent evidence of one
+ring (the common partner is in both). Only pairs that are already subjects (they sat
+together or share an identifier) get a ring link: a pair with no shared game or
+identifier has nothing for a reviewer to open. Decided on the development world 7401
+(built-in model, never a test world): the one-class collusion average precision went from
+0.513 to 0.550 and card feeding's from 0.524 to 0.589; chip dumping's moved by -0.006.
 """
 
 from __future__ import annotations
@@ -19,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import networkx as nx
+import numpy as np
 import polars as pl
 
 
@@ -62,6 +78,64 @@ def build_graph(pair_scores: pl.DataFrame, score_col: str, threshold: float,
     return g
 
 
+#: links weaker than this are left out of the common-partner join: a ring link below it
+#: cannot change a flag, and leaving them out keeps the join to a few thousand rows
+RING_LINK_FLOOR = 0.01
+
+
+def close_pair_scores(pair_scores: pl.DataFrame, mechanisms: list[str] | tuple[str, ...],
+                      floor: float = RING_LINK_FLOOR) -> pl.DataFrame:
+    """``pair_scores`` with each mechanism column raised to the pair's ring link through a
+    common partner (module docstring), plus ``ring_via``: the common partner behind the
+    pair's likeliest mechanism when the ring link, not the pair's own probability, gives
+    that mechanism its score (else null), and ``ring_link``: that link's score. Rows and
+    their order are kept; the same input gives the same output (ties between partners go
+    to the smallest player id).
+
+    >>> s = pl.DataFrame({"p1": ["a", "a", "b"], "p2": ["r", "b", "r"],
+    ...                   "card_feeding": [0.9, 0.02, 0.7]})
+    >>> out = close_pair_scores(s, ["card_feeding"])
+    >>> out.filter(pl.col("p2") == "b").select("card_feeding", "ring_via").row(0)
+    (0.7, 'r')
+    >>> out.filter(pl.col("p2") == "r").get_column("ring_via").to_list()
+    [None, None]
+    """
+    mechs = [m for m in mechanisms if m in pair_scores.columns]
+    out = pair_scores.with_row_index("_row")
+    if not mechs or not out.height:
+        return out.drop("_row").with_columns(pl.lit(None, pl.Utf8).alias("ring_via"),
+                                             pl.lit(None, pl.Float64).alias("ring_link"))
+    direct = {m: out.get_column(m).fill_null(0.0).to_numpy() for m in mechs}
+    links: dict[str, pl.DataFrame] = {}
+    for m in mechs:
+        e = out.filter(pl.col(m) >= floor).select("p1", "p2", pl.col(m).cast(pl.Float64).alias("s"))
+        both = pl.concat([e, e.select(pl.col("p2").alias("p1"), pl.col("p1").alias("p2"), "s")])
+        tri = (both.join(both, on="p2", suffix="_b")
+               .filter(pl.col("p1") < pl.col("p1_b"))
+               .select(pl.col("p1").alias("a"), pl.col("p1_b").alias("b"), pl.col("p2").alias("via"),
+                       pl.min_horizontal("s", "s_b").alias("t"))
+               .sort(["a", "b", "t", "via"], descending=[False, False, True, False])
+               .unique(subset=["a", "b"], keep="first", maintain_order=True))
+        links[m] = (out.select("_row", "p1", "p2")
+                    .join(tri, left_on=["p1", "p2"], right_on=["a", "b"], how="left")
+                    .sort("_row"))
+    raised = {m: np.maximum(direct[m], links[m].get_column("t").fill_null(0.0).to_numpy())
+              for m in mechs}
+    # the likeliest mechanism as the flags pick it (fraud/flags.py: the highest score, ties
+    # to the later name), and whether its score is the ring link's
+    by_name = sorted(mechs, reverse=True)  # argmax keeps the first of equals: the last name
+    best = [by_name[j] for j in np.argmax(np.vstack([raised[m] for m in by_name]), axis=0)]
+    via = [None] * out.height
+    link = [None] * out.height
+    vias = {m: links[m].get_column("via").to_list() for m in mechs}
+    for i, m in enumerate(best):
+        if raised[m][i] > direct[m][i]:
+            via[i], link[i] = vias[m][i], float(raised[m][i])
+    return out.drop("_row").with_columns(
+        [pl.Series(m, raised[m], dtype=pl.Float64) for m in mechs]
+        + [pl.Series("ring_via", via, dtype=pl.Utf8), pl.Series("ring_link", link, dtype=pl.Float64)])
+
+
 def _integer_weights(g: nx.Graph) -> nx.Graph:
     """``g`` with integer edge weights, for Louvain. With float weights networkx's
     Louvain can move a node back and forth between two communities for ever on a
@@ -95,4 +169,5 @@ def find_rings(g: nx.Graph, min_size: int = 3, min_score: float = 0.0) -> list[R
     return rings
 
 
-__all__ = ["SHARED_DEVICE_WEIGHT", "Ring", "build_graph", "find_rings"]
+__all__ = ["RING_LINK_FLOOR", "SHARED_DEVICE_WEIGHT", "Ring", "build_graph", "close_pair_scores",
+           "find_rings"]

@@ -140,6 +140,11 @@ def test_every_flag_is_well_formed(world: World) -> None:
             if kind == "ring":
                 assert all(s["pair"].count("|") == 1 and set(s["pair"].split("|")) <= set(players)
                            for s in directional)
+            links = {s["pair"] for s in directional if "pair" in s}
+            if kind == "pair" and links:  # flagged through a common partner (fraud/rings.py)
+                partners = {p for k in links for p in k.split("|")} - set(players)
+                assert len(partners) == 1 and len(links) <= 2, (f["subject"], links)
+                assert all(len(set(k.split("|")) & set(players)) == 1 for k in links), links
 
 
 def test_flags_are_ranked_strongest_first(world: World) -> None:
@@ -263,6 +268,11 @@ def _check_evidence(st: Store, flag: dict[str, Any], e: dict[str, Any]) -> str |
     """Check one evidence move against the store; the sentence's kind, or None when the
     sentence is of no kind this audit knows (then only the generic checks apply)."""
     players, game, seq, what = flag["players"], e["game_id"], e["seq"], e["what"]
+    # a pair flagged through a common partner (fraud/rings.py, session 20) shows the moves
+    # of its two links with that partner, whom its signals name (each signal's "pair")
+    if flag["subject_kind"] == "pair":
+        named = {p for s in flag["signals"] for p in str(s.get("pair", "")).split("|") if p}
+        players = players + sorted(named - set(players))
     ev = st.event(game, seq)
     assert ev is not None, ("evidence move not in the store", flag["subject"], e)
     actor, etype, payload, ts = ev
