@@ -628,19 +628,25 @@ def _ring_link_explanation(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame,
     """Signals and evidence of a pair whose score is its ring link through ``via``
     (fraud/rings.py, close_pair_scores): the two links' strongest signals, each naming its
     pair (as a ring's do: the partner is the account both name), strongest first, then
-    the pair's own evidence count; and the moves of the two links, where the mechanism
-    shows (the pair's own moves show no act between the two)."""
+    the pair's own evidence count; and the two accounts' own moves in their links, where
+    the mechanism shows (the moves between the two show no act)."""
     links = [(member, via) if member < via else (via, member) for member in key]
     signals: list[dict[str, Any]] = []
     ev: list[dict[str, Any]] = []
-    for k in links:
+    for member, k in zip(key, links, strict=True):
         i = qindex.get(k)
         if i is None:
             continue
         for sig in _signals(pairs, i, mech, pct, medians, top=top):
             sig["pair"] = "|".join(k)
             signals.append(sig)
-        _add_new_moves(ev, evidence_for(con, mech, list(k), limit=3))
+        # the subject's own moves only (member first: a shared identifier's evidence is the
+        # first account's connections): each sentence names its mover first, and the
+        # partner's moves belong to his links' own flags
+        _add_new_moves(ev, [e for e in evidence_for(con, mech, [member, via], limit=5)
+                            if e["what"].split()[0] == member])
+    if not ev:  # none of their own in the links: the pair's own moves, as any pair flag's
+        ev = evidence_for(con, mech, list(key))
     signals.sort(key=lambda sig: (-sig["percentile"], sig["signal"], sig["pair"]))
     return signals[:top] + _count_signal(pairs, qindex[key], "pair", pct, medians), ev[:5]
 
