@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from pathlib import Path
 
 import typer
@@ -87,9 +89,13 @@ def scan(
             from ..fraud.ray_engine import ExportMismatch, RayUnavailable, scan_store_ray
 
             try:
-                result = scan_store_ray(store, parquet_in=from_parquet, address=address,
-                                        num_cpus=workers or None, model=chosen.model, threshold=threshold,
-                                        parquet_out=parquet)
+                # Ray's driver prints its raylet's warnings (e.g. "8 PYTHON worker processes
+                # have been started") to stdout even without log_to_driver: stdout is the
+                # --json document's, so they go to stderr (a CI run saw one break the JSON)
+                with contextlib.redirect_stdout(sys.stderr):
+                    result = scan_store_ray(store, parquet_in=from_parquet, address=address,
+                                            num_cpus=workers or None, model=chosen.model,
+                                            threshold=threshold, parquet_out=parquet)
             except (RayUnavailable, ExportMismatch, FileNotFoundError) as exc:
                 fail(str(exc))
         elif progress and err_console.is_terminal:

@@ -45,8 +45,8 @@ Decisions (audit 4, "explanations must be true"):
   evidence (session 15: a household tablet put an honest account in a ring silently).
 - A pair whose score is its *ring link* (the two act with one common partner, not with
   each other: fraud/rings.py, session 20) shows the two links' strongest signals, each
-  naming its pair (the partner is the account both name), and the links' moves: the
-  pair's own moves show no act between the two.
+  naming its pair (the partner is the account both name), and the two accounts' own
+  moves in those links: the moves between the two show no act.
 - Evidence must show the move the signal names: hidden-card stock draws are close calls
   (the visible pile top was of use, ``pile_gain >= 1``), since drawing from the stock over
   a useless pile top is what every honest player does; shared-identifier evidence uses
