@@ -268,11 +268,13 @@ def _check_evidence(st: Store, flag: dict[str, Any], e: dict[str, Any]) -> str |
     """Check one evidence move against the store; the sentence's kind, or None when the
     sentence is of no kind this audit knows (then only the generic checks apply)."""
     players, game, seq, what = flag["players"], e["game_id"], e["seq"], e["what"]
-    # a pair flagged through a common partner (fraud/rings.py, session 20) shows the moves
-    # of its two links with that partner, whom its signals name (each signal's "pair")
+    # the account a move was *toward*: one of the subject's, or for a pair flagged through a
+    # common partner (fraud/rings.py, session 20) that partner, whom its signals name; the
+    # mover is always one of the subject's own
+    linked = list(players)
     if flag["subject_kind"] == "pair":
         named = {p for s in flag["signals"] for p in str(s.get("pair", "")).split("|") if p}
-        players = players + sorted(named - set(players))
+        linked += sorted(named - set(players))
     ev = st.event(game, seq)
     assert ev is not None, ("evidence move not in the store", flag["subject"], e)
     actor, etype, payload, ts = ev
@@ -287,7 +289,7 @@ def _check_evidence(st: Store, flag: dict[str, Any], e: dict[str, Any]) -> str |
         assert st.keep_gain(game, seq, who) == int(keep or 0), e  # "useless" only when it was
         assert target in seated and target != who and int(gain) > float(alt), e
         if pair_like:
-            assert target in players, (flag["subject"], e)
+            assert target in linked, (flag["subject"], e)
         if took:
             assert took == target
             draw = st.next_draw(game, seq, target)
@@ -313,12 +315,12 @@ def _check_evidence(st: Store, flag: dict[str, Any], e: dict[str, Any]) -> str |
         assert (actor, etype) == (who, "PlayerConnected"), (e, ev)
         others = m.group(4).split(", ")
         if pair_like:
-            assert set(others) & set(players), e
+            assert set(others) & set(linked), e
         return "connect"
     if m := _ROUND.match(what):
         assert actor == who and m.group(2) in seated and m.group(2) != who, (e, ev)
         if pair_like:
-            assert m.group(2) in players, e
+            assert m.group(2) in linked, e
         return "round"
     if _LEFT.match(what):
         assert (actor, etype) == (who, "PlayerLeft"), (e, ev)
@@ -339,7 +341,7 @@ def _check_evidence(st: Store, flag: dict[str, Any], e: dict[str, Any]) -> str |
         assert (actor, etype) == (who, "Discarded"), (e, ev)
         assert target in seated and target != who, e
         if pair_like:
-            assert target in players, (flag["subject"], e)
+            assert target in linked, (flag["subject"], e)
         assert st.could_declare(game, seq, who), ("no Rummy in hand before the discard", e)
         return "held"
     if _START.match(what):
