@@ -27,6 +27,7 @@ def main() -> None:
     before the interrupt stays and a re-run completes it. (A Ctrl-C in the interpreter's
     first tenth of a second, before this function runs, is Python's own.)"""
     interrupted = False
+    _note_sigint()
     try:
         try:
             from ..events.interrupts import watch_sigint
@@ -44,7 +45,7 @@ def main() -> None:
         except KeyboardInterrupt:
             interrupted = True
         except Exception as exc:
-            if not _is_interrupt(exc):
+            if not (_SIGINT_SEEN.is_set() or _is_interrupt(exc)):
                 raise
             interrupted = True
     except KeyboardInterrupt:
@@ -53,6 +54,30 @@ def main() -> None:
         interrupted = True
     if interrupted:
         _interrupted()
+
+
+_SIGINT_SEEN = threading.Event()
+
+
+def _note_sigint() -> None:
+    """Mark every Ctrl-C, synchronously in the main thread, before it raises as usual.
+
+    Why: a KeyboardInterrupt can land inside a C extension that wraps it in its own
+    error. A CI run saw one inside pydantic-core building a validator at import time
+    ("SchemaError: ... KeyboardInterrupt"), which then surfaced as a traceback. Python
+    runs this handler in the main thread before anything else goes on there, so any
+    exception that reaches :func:`main` after a Ctrl-C is known to be its consequence."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        return  # a caller's own handler (an embedding program, a test): leave it alone
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        _SIGINT_SEEN.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
 
 
 def _cancel_store_queries() -> None:

@@ -393,6 +393,43 @@ def test_the_ctrl_c_watcher_ignores_a_store_module_still_being_imported(
     assert called == [1]
 
 
+_WRAPPED_INTERRUPT = """
+import os, signal, sys, types
+from rummyguard.cli import entry
+
+def app():
+    # what pydantic-core did in a CI run: a Ctrl-C while it built a validator came out
+    # as its own error, with the KeyboardInterrupt only in the message
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10**7):
+            pass
+    except KeyboardInterrupt as exc:
+        raise ValueError("Error building validator: KeyboardInterrupt") from None
+    raise SystemExit("the SIGINT never arrived")
+
+sys.modules["rummyguard.cli.app"] = types.SimpleNamespace(app=app)
+entry.main()
+"""
+
+
+def test_a_ctrl_c_wrapped_by_an_extension_is_still_one_line_and_130(tmp_path: Path) -> None:
+    """Session 21: a CI run's Ctrl-C landed in pydantic-core during the imports and came
+    out as ``SchemaError(... KeyboardInterrupt)``, a traceback. Any error that follows a
+    Ctrl-C is now the one line and 130; an error with no Ctrl-C is still a traceback."""
+    proc = subprocess.run([sys.executable, "-c", _WRAPPED_INTERRUPT], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=60)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 130 and len(lines) == 1, (proc.returncode, proc.stderr[-800:])
+    assert lines[0].startswith("error: interrupted")
+    no_ctrl_c = _WRAPPED_INTERRUPT.replace("os.kill(os.getpid(), signal.SIGINT)",
+                                           "raise KeyboardInterrupt")
+    # a KeyboardInterrupt raised by code (no signal) and then wrapped is a real error
+    proc = subprocess.run([sys.executable, "-c", no_ctrl_c], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 1 and "ValueError" in proc.stderr, proc.stderr[-800:]
+
+
 def test_an_interrupted_simulate_leaves_no_partial_file(tmp_path: Path) -> None:
     out = tmp_path / "w.jsonl"
     rc, lines, err = interrupt(["simulate", "--games", "3000", "--seed", "3", "--out", str(out),
