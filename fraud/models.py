@@ -161,7 +161,7 @@ def _logistic() -> Any:
 #: pick its signals out of ~50 columns by itself; its known behaviour can.
 SIGNATURES: dict[str, tuple[str, ...]] = {
     "card_feeding": ("tie_z", "take_z", "collude_z", "gain_z", "tie_z_dir", "take_z_dir",
-                     "co_games", "co_lift", "shared_devices"),
+                     "co_games", "co_lift"),
     "soft_play": ("tie_z", "tie_z_dir", "tie_any_t", "gain_z", "co_games", "co_lift", "out_t",
                   "hold_near_z"),
     "chip_dumping": ("dump_z", "throw_z", "left_z", "gain_z", "take_z_dir", "collude_z",
@@ -176,6 +176,21 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
                       "fresh_dist_rel"),
 }
 
+
+#: the pair columns that say who an account *is* (shared devices and IPs, and the members'
+#: device counts), not how the pair *plays*
+IDENTIFIER_COLUMNS: frozenset[str] = frozenset({
+    "shared_devices", "shared_ips", "min_device_sharers", "max_device_sharers",
+    "min_n_devices", "max_n_devices"})
+#: the play mechanisms, whose learners never read :data:`IDENTIFIER_COLUMNS`. Why (session
+#: 21): one person's accounts feed each other, so every multi-account pair of a simulated
+#: world is a card-feeding pair too, about half of the feeding positives. A feeding learner
+#: that reads identifiers learns "same device" and ranks a feeding ring of strangers (no
+#: shared device: the case the feeding model exists for) low; multi-account has its own
+#: model. On the development world 7401, blind feeding learners lifted the one-class
+#: collusion average precision 0.550 -> 0.579 and the feeding pairs without a shared
+#: identifier 0.180 -> 0.214 (DETECTION.md round 17).
+IDENTITY_BLIND: frozenset[str] = frozenset({"card_feeding", "soft_play", "chip_dumping"})
 
 #: mechanism -> its pooled evidence column, the score when training positives are thin
 POOLED: dict[str, str] = {"hidden_card": "hc_lr", "timeout_abuse": "auto_disc_z",
@@ -276,10 +291,19 @@ LEARNERS: dict[str, Any] = {"boosting": _boosting, "logistic": _logistic, "signa
 _COLUMN_LEARNERS: dict[str, Any] = {"signature": _signature, "pooled": _pooled}
 
 
+def _reading(columns: list[int], learner: Any) -> Any:
+    """``learner()`` on the given columns only (the rest dropped before it sees them)."""
+    return make_pipeline(ColumnTransformer([("reads", "passthrough", columns)], remainder="drop"),
+                         learner())
+
+
 def _factory(learner: str, columns: list[int] | None) -> Any:
-    """A zero-argument factory of the learner (the signature one bound to its columns)."""
+    """A zero-argument factory of the learner (the signature one bound to its columns; a
+    general learner given ``columns`` reads only those)."""
     if learner in _COLUMN_LEARNERS:
         return partial(_COLUMN_LEARNERS[learner], columns or [])
+    if columns is not None:
+        return partial(_reading, columns, LEARNERS[learner])
     return LEARNERS[learner]
 
 
@@ -531,7 +555,9 @@ class FraudModel:
             cols = [names.index(c) for c in SIGNATURES[m]]
             pooled = [names.index(POOLED[m])] if m in POOLED else None
             fixed = int(y[keep].sum()) < POOLED_BELOW
-            self._fit_one(m, x[keep], y[keep], cols, pooled, pooled_fixed=fixed)
+            reads = [i for i, c in enumerate(names) if c not in IDENTIFIER_COLUMNS] \
+                if m in IDENTITY_BLIND else None
+            self._fit_one(m, x[keep], y[keep], cols, pooled, pooled_fixed=fixed, reads=reads)
         any_p = set().union(*(v for m, v in player_pos.items() if m not in exclude))
         any_q = set().union(*(v for m, v in pair_pos.items() if m not in exclude))
         self._fit_one("any_player", xp[keep_p], np.array([p in any_p for p in pids])[keep_p])
@@ -557,7 +583,7 @@ class FraudModel:
 
     def _fit_one(self, name: str, x: np.ndarray, y: np.ndarray,
                  signature: list[int] | None = None, pooled: list[int] | None = None,
-                 pooled_fixed: bool = True) -> None:
+                 pooled_fixed: bool = True, reads: list[int] | None = None) -> None:
         """Fit one model; ``signature`` (a mechanism's signal columns) adds the signature
         learner to the candidates (the ``any`` models have none); ``pooled`` (the pooled
         z column, :data:`POOLED`) fixes the learner to it, without cross-validation, when
@@ -566,7 +592,9 @@ class FraudModel:
         Why a candidate and not dropped (session 12): with :data:`POOLED_BELOW` or more
         training positives the pooled z used to leave the race altogether, so a larger
         training world could only *replace* the rule that carries hidden card and chip
-        dumping by a learner, never keep it where the cross-validation says it is best."""
+        dumping by a learner, never keep it where the cross-validation says it is best.
+        ``reads``: the columns the general learners (boosting, logistic) may read; None,
+        all (:data:`IDENTITY_BLIND` mechanisms read all but the identifiers)."""
         n_pos = int(y.sum())
         self.trained_on[name] = {"positives": n_pos, "rows": len(y)}
         if n_pos < 2 or n_pos == len(y):
@@ -577,7 +605,7 @@ class FraudModel:
             self.supervised[name] = _classifier(n_pos, "pooled", pooled).fit(x, y)
             return
         learner = "boosting"
-        columns = {"signature": signature, "pooled": pooled}
+        columns = {"signature": signature, "pooled": pooled, "boosting": reads, "logistic": reads}
         if n_pos >= 3:  # model selection on the training world only
             names = [k for k in LEARNERS if k != "signature" or signature]
             names += ["pooled"] if pooled is not None else []
@@ -674,6 +702,8 @@ def unsupervised_scores(players: pl.DataFrame, pairs: pl.DataFrame) -> tuple[pl.
 
 __all__ = [
     "EVIDENCE_SIGNALS",
+    "IDENTIFIER_COLUMNS",
+    "IDENTITY_BLIND",
     "MECHANISMS",
     "MODEL_VERSION",
     "ONE_SIDED_SIGNALS",
