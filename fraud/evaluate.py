@@ -34,6 +34,12 @@ The protocol (issue 8, "Honest evaluation"):
   0.5); for each, the share of its evidence moves ``(game_id, seq)`` that are labelled
   planted events of the flagged players — over the flags whose subject is a true
   positive, per named mechanism;
+- pairs of strangers (session 21): for card feeding, soft play, chip dumping and
+  collusion as one class (all and at moderate intensity), the model's metrics with the
+  pairs labelled multi-account removed from both classes. One person's accounts feed
+  each other, so every multi-account pair of a simulated world is labelled card feeding
+  too; shared devices find those, and the figure over the rest is what detection does
+  where no identifier helps;
 - acted positives: the per-mechanism metrics again (model, unsupervised, both
   baselines; for pair mechanisms also the player level), with the positives restricted
   to the labelled subjects that *acted* in the scored world. A label whose subject never
@@ -399,6 +405,8 @@ def evaluate(train: World | None, test: World, *, boots: int = 200, lomo: bool =
                 entry["by_games"][lab] = {"positives": int((y & mask).sum()), "n": int(mask.sum()),
                                           "pr_auc": pr_auc(y[mask], s[mask]),
                                           "recall_at_1pct_fpr": recall_at_fpr(y[mask], s[mask])}
+        if level == "pair" and m != "multi_account":
+            entry["strangers"] = _strangers(keys, y, scores["model"], truth, boots)
         if level == "pair":  # the same mechanism seen per player: best pair score
             best = (pairs.select(["p1", "p2", m]).unpivot(index=m, on=["p1", "p2"], value_name="player")
                     .group_by("player").agg(pl.col(m).max()) if m in pairs.columns else None)
@@ -471,7 +479,27 @@ def collusion_metrics(pairs: pl.DataFrame, pkeys: list[tuple[str, str]], truth: 
                 **{name: {"pr_auc": pr_auc(y[mask], scores[name][mask]),
                           "p_at_50": precision_at(y[mask], scores[name][mask], 50)}
                    for name in ("model", "any_pair")}}
+    entry["strangers"] = _strangers(list(pkeys), y, scores["model"], truth, boots)
+    if not entry["strangers"].get("absent"):
+        mod = (~y) | (bins == "moderate")
+        entry["strangers"]["moderate"] = _strangers(
+            [k for k, keep in zip(pkeys, mod, strict=True) if keep], y[mod], scores["model"][mod],
+            truth, boots)
     return entry
+
+
+def _strangers(keys: list[tuple[str, str]], y: np.ndarray, s: np.ndarray, truth: Truth,
+               boots: int) -> dict[str, Any]:
+    """The metrics over *pairs of strangers*: the pairs labelled multi-account removed from
+    both classes. Why (session 21): one person's accounts feed each other, so every
+    multi-account pair of a simulated world is labelled card feeding as well, about half
+    of the feeding positives, and shared devices find those; the figure over the rest is
+    what feeding (and collusion as one class) detection does where no identifier helps."""
+    ma = truth.pair_pos.get("multi_account", set())
+    keep = np.array([k not in ma for k in keys], dtype=bool)
+    if not (y & keep).any():
+        return {"absent": True, "removed": int((~keep).sum())}
+    return {"removed": int((~keep).sum()), **metrics(y[keep], s[keep], boots)}
 
 
 def leave_one_out(train: World, test: World, boots: int = 200) -> dict[str, Any]:
@@ -653,6 +681,33 @@ def _acted_table(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _strangers_table(report: dict[str, Any]) -> list[str]:
+    """Pairs of strangers (:func:`_strangers`): the play mechanisms and the one class with
+    the multi-account pairs removed. Empty for a report written before session 21."""
+    rows = [(m, e["strangers"]) for m, e in report["mechanisms"].items() if "strangers" in e]
+    col = report.get("collusion", {})
+    if "strangers" in col:
+        rows.append(("collusion, one class", col["strangers"]))
+        if "moderate" in col["strangers"]:
+            rows.append(("collusion, one class, moderate intensity", col["strangers"]["moderate"]))
+    if not rows:
+        return []
+    lines = ["", "Pairs of strangers (the pairs labelled multi-account removed from both "
+             "classes: one person's accounts feed each other and share devices, so they are "
+             "labelled card feeding too; model score):", "",
+             "| mechanism | positives / n | removed | PR-AUC [95% CI] | P@10 [95% CI] | "
+             "P@50 [95% CI] | recall@1%FPR [95% CI] |",
+             "|---|---|---|---|---|---|---|"]
+    for name, x in rows:
+        if x.get("absent"):
+            lines.append(f"| {name} | 0 | {x['removed']} | no positive left | | | |")
+            continue
+        lines.append(f"| {name} | {x['positives']} / {x['n']} | {x['removed']} | "
+                     f"{_ci(x, 'pr_auc')} | {_ci(x, 'p_at_10')} | {_ci(x, 'p_at_50')} | "
+                     f"{_ci(x, 'recall_at_1pct_fpr')} |")
+    return lines
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The report's tables (DETECTION.md pastes this)."""
     lines = []
@@ -702,6 +757,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                 lines.append(f"| {view} | {x['positives']} / {x['n']} | {scorer} | "
                              f"{_ci(x, 'pr_auc')} | {_ci(x, 'p_at_10')} | {_ci(x, 'p_at_50')} | "
                              f"{_ci(x, 'p_at_100')} | {_ci(x, 'recall_at_1pct_fpr')} |")
+        lines.extend(_strangers_table(report))
         if col.get("by_intensity"):
             lines.append("")
             lines.append("Pair collusion as one class vs intensity (a pair's intensity: the highest "

@@ -19,11 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 from typer.testing import CliRunner
 
 from rummyguard.cli.app import app
 from rummyguard.fraud.evaluate import KS, metrics, render_markdown
+from rummyguard.fraud.labels import read_labels
 
 #: a classic-only world small enough for a unit test (a second or two to replay)
 GAMES = "10"
@@ -60,6 +62,17 @@ def test_eval_scores_another_world(worlds: dict[int, tuple[Path, Path]], tmp_pat
     assert code == 0, out
     assert '"seed": 42' in out and '"seed": 41' in out
     assert (tmp_path / "m.joblib").exists()
+    # session 21: the play mechanisms and the one class also over pairs of strangers
+    # (multi-account pairs removed from both classes); multi-account itself has no such view
+    report = orjson.loads(out)
+    ma = read_labels(tel).pair_pos.get("multi_account", set())
+    for m in ("card_feeding", "soft_play", "chip_dumping"):
+        e = report["mechanisms"][m]
+        assert e.get("absent") or "removed" in e["strangers"], m
+    assert "strangers" not in report["mechanisms"].get("multi_account", {})
+    col = report["collusion"]
+    if not col.get("absent"):
+        assert col["strangers"]["removed"] <= len(ma)
 
 
 def test_eval_refuses_the_training_world_as_the_held_out_world(

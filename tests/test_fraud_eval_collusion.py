@@ -102,3 +102,43 @@ def test_collusion_by_intensity_bins_pairs_by_their_strongest_mechanism() -> Non
                             "mechanisms": {}, "collusion": collusion_metrics(pairs, KEYS, truth, {},
                                                                              boots=10)})
     assert "| moderate | 1 | 1.000 | 0.25 | 0.333 | 0.25 |" in text  # P@50 capped at n = 4
+
+
+def test_strangers_drop_the_multi_account_pairs_from_both_classes() -> None:
+    """Session 21: the one class again without the pairs labelled multi-account. Here the
+    multi-account pair c-d ranks first (0.95) and the feeding pair e-f below two honest
+    pairs: with c-d the ranking is P P N N P N, without it P N N P N."""
+    pairs = _pairs([0.0] * 6, [0.9, 0.0, 0.3, 0.5, 0.4, 0.0], [0.0, 0.95, 0.0, 0.0, 0.0, 0.0])
+    pairs = pairs.with_columns(pl.Series("card_feeding", [0.6, 0.0, 0.3, 0.5, 0.4, 0.0]))
+    truth = Truth(pair_pos={"card_feeding": {("a", "b"), ("c", "d"), ("e", "f")},
+                            "multi_account": {("c", "d")}},
+                  pair_intensity={("card_feeding", ("a", "b")): 0.5,
+                                  ("card_feeding", ("c", "d")): 0.5,
+                                  ("multi_account", ("c", "d")): 0.5,
+                                  ("card_feeding", ("e", "f")): 0.9})
+    out = collusion_metrics(pairs, KEYS, truth, {}, boots=10)
+    assert np.isclose(out["model"]["pr_auc"], (1 + 1 + 3 / 5) / 3)
+    s = out["strangers"]
+    assert (s["removed"], s["positives"], s["n"]) == (1, 2, 5)
+    assert np.isclose(s["pr_auc"], (1 + 2 / 4) / 2)
+    # moderate intensity: a-b is the only moderate stranger (e-f is high), ranked first
+    assert (s["moderate"]["positives"], s["moderate"]["n"]) == (1, 4)
+    assert s["moderate"]["pr_auc"] == 1.0
+    text = render_markdown({"test_world": {"players": 12, "fraud_players": 6, "fraud_share": 0.5,
+                                           "pairs": 6, "seed": 1}, "train_world": {"seed": 2},
+                            "mechanisms": {}, "collusion": out})
+    assert "Pairs of strangers" in text
+    assert "| collusion, one class | 2 / 5 | 1 | 0.750" in text
+    assert "| collusion, one class, moderate intensity | 1 / 4 | 1 | 1.000" in text
+
+
+def test_no_stranger_positive_is_absent() -> None:
+    pairs = _pairs([0.1] * 6, [0.1] * 6, [0.9, 0.1, 0.1, 0.1, 0.1, 0.1])
+    truth = Truth(pair_pos={"card_feeding": {("a", "b")}, "multi_account": {("a", "b")}})
+    s = collusion_metrics(pairs, KEYS, truth, {}, boots=10)["strangers"]
+    assert s == {"absent": True, "removed": 1}
+    text = render_markdown({"test_world": {"players": 12, "fraud_players": 2, "fraud_share": 0.2,
+                                           "pairs": 6, "seed": 1}, "train_world": {"seed": 2},
+                            "mechanisms": {}, "collusion": collusion_metrics(pairs, KEYS, truth,
+                                                                             {}, boots=10)})
+    assert "| collusion, one class | 0 | 1 | no positive left |" in text
