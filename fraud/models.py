@@ -597,6 +597,8 @@ class FraudModel:
         all (:data:`IDENTITY_BLIND` mechanisms read all but the identifiers)."""
         n_pos = int(y.sum())
         self.trained_on[name] = {"positives": n_pos, "rows": len(y)}
+        if reads is not None:  # said in the record: a reviewer sees what the model never read
+            self.trained_on[name]["blind_to"] = sorted(IDENTIFIER_COLUMNS)
         if n_pos < 2 or n_pos == len(y):
             self.supervised.pop(name, None)
             return

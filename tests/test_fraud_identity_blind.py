@@ -63,6 +63,8 @@ def test_feeding_scores_do_not_move_with_shared_identifiers() -> None:
     players, pairs, pos = _world()
     model = FraudModel().fit(players, pairs, {}, pos)
     assert model.trained_on["card_feeding"]["learner"] in {"boosting", "logistic"}
+    assert model.trained_on["card_feeding"]["blind_to"] == sorted(IDENTIFIER_COLUMNS)
+    assert "blind_to" not in model.trained_on["multi_account"]
     _, scored = model.predict(players, pairs)
     wiped = pairs.with_columns([pl.lit(0.0).alias(c) for c in IDENTIFIER_COLUMNS
                                 if c in pairs.columns])
