@@ -17,7 +17,7 @@ import polars as pl
 
 import rummyguard.fraud.models as models
 from rummyguard.fraud.builtin import fit_builtin
-from rummyguard.fraud.evaluate import metrics
+from rummyguard.fraud.evaluate import _strangers, metrics
 from rummyguard.fraud.facts import read_facts_folder
 from rummyguard.fraud.features import pair_features, player_features
 from rummyguard.fraud.labels import read_labels
@@ -27,9 +27,9 @@ PAIR = models.PAIR_MECHANISMS
 
 
 def figures(qs: pl.DataFrame, truth, boots: int = 200) -> dict:
+    """The one class (all, and at moderate intensity) and each pair mechanism, over all
+    pairs and over strangers (fraud.evaluate's view: multi-account pairs removed)."""
     keys = list(zip(qs["p1"].to_list(), qs["p2"].to_list(), strict=True))
-    ma = truth.pair_pos.get("multi_account", set())
-    strangers = np.array([k not in ma for k in keys])
     pos = set().union(*(truth.pair_pos.get(m, set()) for m in PAIR))
     inten: dict = {}
     for (m, k), v in truth.pair_intensity.items():
@@ -37,19 +37,20 @@ def figures(qs: pl.DataFrame, truth, boots: int = 200) -> dict:
             inten[k] = max(inten.get(k, 0.0), v)
     y = np.array([k in pos for k in keys])
     moderate = ~y | np.array([0.34 <= inten.get(k, 0.0) <= 0.67 for k in keys])
+    mod_keys = [k for k, keep in zip(keys, moderate, strict=True) if keep]
     top = qs.select(pl.max_horizontal(list(PAIR))).to_series().to_numpy()
-    out = {}
-    for name, keep in (("all pairs", np.ones(len(keys), bool)), ("strangers", strangers)):
-        e = {"one_class": metrics(y[keep], top[keep], boots),
-             "one_class_moderate": metrics(y[keep & moderate], top[keep & moderate], boots)}
-        for m in PAIR:
-            if m == "multi_account" and name == "strangers":
-                continue
-            ym = np.array([k in truth.pair_pos.get(m, set()) for k in keys])
-            e[m] = metrics(ym[keep], qs[m].to_numpy()[keep], boots)
-        out[name] = {k: {x: v[x] for x in ("positives", "pr_auc", "pr_auc_ci", "p_at_50")}
-                     for k, v in e.items()}
-    return out
+    every = {"one_class": metrics(y, top, boots),
+             "one_class_moderate": metrics(y[moderate], top[moderate], boots)}
+    strangers = {"one_class": _strangers(keys, y, top, truth, boots),
+                 "one_class_moderate": _strangers(mod_keys, y[moderate], top[moderate], truth, boots)}
+    for m in PAIR:
+        ym = np.array([k in truth.pair_pos.get(m, set()) for k in keys])
+        every[m] = metrics(ym, qs[m].to_numpy(), boots)
+        if m != "multi_account":
+            strangers[m] = _strangers(keys, ym, qs[m].to_numpy(), truth, boots)
+    return {name: {k: {x: v[x] for x in ("positives", "pr_auc", "pr_auc_ci", "p_at_50")}
+                   for k, v in e.items()}
+            for name, e in (("all pairs", every), ("strangers", strangers))}
 
 
 def main() -> None:
