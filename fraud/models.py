@@ -92,8 +92,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import QuantileTransformer, RobustScaler
 from threadpoolctl import threadpool_limits
 
+from . import fast_binning
 from .features import FEATURES_VERSION, PAIR_FEATURES, PLAYER_FEATURES
 from .rings import close_pair_scores
+
+# the class-weighted boosting's bin edges in one pass, bit-identical (fraud/fast_binning.py):
+# a fit of the built-in model spent most of its time there
+fast_binning.install()
 
 MODEL_VERSION = 4  # 4: hidden-card shifts fitted (hc_shifts); 3: pooled evidence (z) features,
 # signature learner; 2: free-choice, learner choice
