@@ -79,7 +79,8 @@ def cache_dir() -> Path:
 
 def bundle_key(bundle: Path = BUNDLE) -> str:
     """What the fitted model depends on, hashed: the bundle's bytes, the model format,
-    the scikit-learn version and the code that fits (fraud/models.py)."""
+    the scikit-learn version and the code that fits (fraud/models.py, and
+    fraud/fast_binning.py, whose bin edges the boosting learners split on)."""
     h = hashlib.sha256()
     for name in BUNDLE_FILES:
         try:
@@ -87,7 +88,8 @@ def bundle_key(bundle: Path = BUNDLE) -> str:
         except OSError as exc:
             raise BundleError(f"the built-in training data is incomplete: {exc}") from None
     h.update(f"{MODEL_VERSION}|{sklearn.__version__}|".encode())
-    h.update((Path(__file__).parent / "models.py").read_bytes())
+    for code in ("models.py", "fast_binning.py"):
+        h.update((Path(__file__).parent / code).read_bytes())
     return h.hexdigest()[:16]
 
 
