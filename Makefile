@@ -48,7 +48,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 # Every speed harness in turn (each prints JSON; RESULTS.md records machine and command).
-BENCHES := bench_ingest bench_insert_schema bench_replay bench_sim bench_scan bench_merkle bench_e2e bench_eventsourcing
+BENCHES := bench_ingest bench_insert_schema bench_replay bench_sim bench_scan bench_merkle bench_e2e bench_eventsourcing bench_fit
 bench: $(STAMP)
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python -m benchmarks.$$b || exit 1; done
 
