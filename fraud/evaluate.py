@@ -30,6 +30,11 @@ The protocol (issue 8, "Honest evaluation"):
   >= 0.5; reported as group recall (labelled groups matched), precision (found groups
   that match one), purity (share of a found group's members in its best labelled
   group), separately for labelled groups of 2 and of >= 3 members;
+  and a group PR-AUC (session 22; issue 8 states its collusion target for "pair/ring"):
+  the communities of the same graph down to link score 0.05, ranked by mean link score,
+  against every labelled group, and against the labelled groups of >= 3 members; a
+  labelled group that no candidate matches counts at precision 0
+  (``group_average_precision``);
 - evidence precision: the flags the scan writes on the test world (model, threshold
   0.5); for each, the share of its evidence moves ``(game_id, seq)`` that are labelled
   planted events of the flagged players — over the flags whose subject is a true
@@ -544,8 +549,60 @@ def _links(pairs: pl.DataFrame, qscore: pl.DataFrame) -> tuple[pl.DataFrame, pl.
     return link, shared
 
 
+#: the candidate groups of the ring PR-AUC: the link graph's communities down to this link
+#: score. The scan cuts at its threshold (0.5); a ranking needs the weaker groups below it
+#: too, or a labelled group the scan does not show could never be ranked at all.
+RING_CANDIDATE_FLOOR = 0.05
+
+
+def group_average_precision(ranked: list[frozenset[str]], labelled: list[frozenset[str]],
+                            ignore: list[frozenset[str]] = ()) -> float:
+    """Average precision of a ranked list of candidate groups against labelled groups.
+
+    Down the list, a candidate is a hit when its Jaccard overlap with a labelled group
+    not credited yet is >= 0.5 (the best such group is credited); a candidate that
+    overlaps only a group of ``ignore`` that much (a labelled group of another size class)
+    is skipped, neither hit nor miss; every other candidate is a false positive, a second
+    copy of a credited group included. AP is the mean, over *every* labelled group, of the
+    precision at the rank where it was found, 0 for a group no candidate matched: a
+    candidate list that misses half the groups scores at most 0.5, unlike an AP over the
+    candidates alone.
+
+    >>> g = frozenset
+    >>> group_average_precision([g("ab"), g("xy"), g("cde")], [g("ab"), g("cd")])
+    0.8333333333333333
+    >>> group_average_precision([g("ab")], [g("ab"), g("cd")])
+    0.5
+    """
+    if not labelled:
+        return float("nan")
+
+    def jac(a: frozenset[str], b: frozenset[str]) -> float:
+        return len(a & b) / len(a | b)
+
+    open_groups = list(labelled)
+    hits = seen = 0
+    total = 0.0
+    for cand in ranked:
+        best = max(open_groups, key=lambda g: (jac(cand, g), sorted(g)), default=None)
+        if best is not None and jac(cand, best) >= 0.5:
+            open_groups.remove(best)
+            seen += 1
+            hits += 1
+            total += hits / seen
+        elif any(jac(cand, g) >= 0.5 for g in ignore):
+            continue
+        else:
+            seen += 1
+    return total / len(labelled)
+
+
 def ring_metrics(test: World, qscore: pl.DataFrame, threshold: float = 0.5) -> dict[str, Any]:
-    """Found groups (communities of >= 2 at ``threshold``) vs the labelled groups."""
+    """Found groups (communities of >= 2 at ``threshold``) vs the labelled groups, and the
+    group PR-AUC: the communities down to :data:`RING_CANDIDATE_FLOOR`, ranked by their
+    mean link score, against every labelled group (``pr_auc_groups``) and against the
+    labelled groups of three or more (``pr_auc_rings``; a candidate matching a labelled
+    pair is skipped there), by :func:`group_average_precision`."""
     link, shared = _links(test.pairs, qscore)
     found = find_rings(build_graph(link, "link", threshold, shared, shared_weight=None),
                        min_size=2, min_score=threshold)  # as the scan with a model
@@ -582,6 +639,14 @@ def ring_metrics(test: World, qscore: pl.DataFrame, threshold: float = 0.5) -> d
                if any(jac(set(r.members), g) >= 0.5 for r, _, _ in matches)]
         out[f"recall_{label}"] = len(hit) / len(groups) if groups else float("nan")
         out[f"labelled_{label}"] = len(groups)
+    candidates = find_rings(build_graph(link, "link", RING_CANDIDATE_FLOOR, shared,
+                                        shared_weight=None), min_size=2)
+    ranked = [frozenset(r.members) for r in candidates]  # strongest first (find_rings)
+    out["candidate_floor"] = RING_CANDIDATE_FLOOR
+    out["candidates"] = len(candidates)
+    out["pr_auc_groups"] = group_average_precision(ranked, list(by_members))
+    out["pr_auc_rings"] = group_average_precision(
+        ranked, [g for g in by_members if len(g) >= 3], [g for g in by_members if len(g) == 2])
     return out
 
 
@@ -803,6 +868,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {r['found']} | {r['labelled']} | {_f(r['precision'])} | {_f(r['purity'])} | "
                      f"{_f(r['p_at_10'], 2)} | {_f(r['p_at_50'], 2)} | {_f(r['recall_pairs'])} "
                      f"({r['labelled_pairs']}) | {_f(r['recall_rings'])} ({r['labelled_rings']}) |")
+        if "pr_auc_groups" in r:
+            lines.append("")
+            lines.append(f"Group PR-AUC (the {r['candidates']} communities down to link score "
+                         f"{r['candidate_floor']}, ranked by mean link score; every labelled group "
+                         "counts, a group never matched at precision 0): all labelled groups "
+                         f"{_f(r['pr_auc_groups'])}, rings of three or more "
+                         f"{_f(r['pr_auc_rings'])}.")
     if "evidence" in report:
         lines.append("")
         lines.append(f"Evidence precision ({report['evidence']['flags']} flags at model score >= 0.5; "
@@ -849,6 +921,7 @@ __all__ = [
     "evaluate",
     "evidence_precision",
     "fit_on_world",
+    "group_average_precision",
     "leave_one_out",
     "metrics",
     "render_markdown",

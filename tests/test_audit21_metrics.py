@@ -28,6 +28,7 @@ from rummyguard.fraud.evaluate import (
     acted_metrics,
     collusion_metrics,
     evaluate,
+    group_average_precision,
     metrics,
     pr_auc,
     precision_at,
@@ -358,6 +359,34 @@ def test_ring_metrics_against_a_hand_count() -> None:
     assert r["recall_rings"] == 1.0
     # ranked by ring score (mean internal weight): {d,e} .95, {a,b,c} .8, {x,y} .6
     assert r["p_at_10"] == pytest.approx(2 / 3)
+
+
+def test_group_pr_auc_against_a_hand_count() -> None:
+    """The candidates go down to link score 0.05, so {f,g} (0.3) and {h,i} (0.2) are ranked
+    too: {d,e} .95, {a,b,c} .8, {x,y} .6, {f,g} .3, {h,i} .2. Every labelled group:
+    hits at ranks 1, 2, 4, 5 -> (1 + 1 + 3/4 + 4/5) / 4. Rings of three or more: {a,b,c}
+    at rank 2 behind {d,e}, a labelled pair, which is skipped -> 1/1."""
+    world, q = _ring_world()
+    r = ring_metrics(world, q)
+    assert r["candidates"] == 5
+    assert r["pr_auc_groups"] == pytest.approx((1 + 1 + 3 / 4 + 4 / 5) / 4)
+    assert r["pr_auc_rings"] == 1.0
+    # a labelled group no candidate matches counts against the figure
+    world.truth.groups[("card_feeding", "r3")] = {"u", "v", "w"}
+    world.players = pl.DataFrame({"player": ["a", "b", "c", "d", "e", "f", "g", "h", "i",
+                                             "x", "y", "u", "v", "w"]})
+    r = ring_metrics(world, q)
+    assert r["pr_auc_rings"] == pytest.approx(1 / 2)
+    assert r["pr_auc_groups"] == pytest.approx((1 + 1 + 3 / 4 + 4 / 5) / 5)
+
+
+def test_group_average_precision_credits_a_group_once() -> None:
+    g = frozenset
+    # the second copy of {a,b} is a false positive; {c,d} found third: (1 + 2/3) / 2
+    assert group_average_precision([g("ab"), g("abx"), g("cd")], [g("ab"), g("cd")]) == \
+        pytest.approx((1 + 2 / 3) / 2)
+    assert group_average_precision([], [g("ab")]) == 0.0
+    assert np.isnan(group_average_precision([g("ab")], []))
 
 
 def test_ring_jaccard_half_is_a_match() -> None:
