@@ -398,8 +398,10 @@ def classic_faults(events: Events) -> Iterator[Fault]:
             # CL-FRESH counts players, not presses: a second press changes nothing
             yield "fresh_double_press", None, until_claims(insert(events, i + 1, ev(e, t, e["actor"], {})), i + 1)
             if removed:
-                # C-TURN: "not entitled to act"; a removed player is out of the game
-                yield "fresh_by_removed", "C-TURN", until_claims(
+                # not a finding (audit 41): FreshPressed is not a move (EVENTS.md: it "may
+                # come at any moment"; C-TURN judges moves), and a removed player has no
+                # vote (CL-FRESH counts "every active player")
+                yield "fresh_by_removed", None, until_claims(
                     insert(events, i + 1, ev(e, t, removed[0], {})), i + 1)
         if t == "RoundStarted" and p["redeal"] > 0:
             bad = copy.deepcopy(events)

@@ -838,8 +838,10 @@ class Ref:
                            "LaidOff": "laid_off", "JokerSwapped": "swapped",
                            "DeclaredRummy": "declared"}[t])(e, in_turn)
         elif t == "FreshPressed":
-            if actor not in self.seats or actor not in self.active:
+            if actor not in self.seats:
                 self.find(seq, "C-TURN")
+            elif actor not in self.active:
+                return  # not a move (EVENTS.md), no turn rule; out of the game: no vote
             elif self.classic and self.round_live:
                 self.votes.add(actor)
                 self.check_fresh()

@@ -28,7 +28,8 @@ cd = test_corners_diff (generated one-fault logs of corners_kit), ev = test_audi
   0.7  a replay never calls a random generator / same log same result -> cr
        test_chained_copy_is_clean_and_replays_byte_identically
   0.8  C-TURN: a move by a player not entitled is a violation -> cr test_C_TURN_*, a3;
-       a removed player's Fresh -> cd (fresh_by_removed)
+       a removed player's Fresh is not a move: no finding, no vote -> cd (fresh_by_removed,
+       clean), test_audit41 test_CL_FRESH_a_press_by_a_player_who_left_*
   0.9  C-TURN: system events are never out of turn -> ac
        test_CL_RESULT_round_started_after_the_game_ended_is_not_C_TURN
   0.10 C-HOLD: a card taken from the hand / stock top / pile must be there, else an

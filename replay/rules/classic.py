@@ -48,6 +48,10 @@ Every rule ID of §1 is checked here (grep the ID). Decisions where the spec is 
   after the end) is CL-FRESH too and counts for no vote: the rule lets players press it
   "at any moment of a round". A press after the unanimous Fresh, before the redeal, is
   no finding and no vote (the redeal clears the votes).
+  A press by a player already out of the game (left or removed) is no finding and no
+  vote: FreshPressed is not a move (EVENTS.md), so C-TURN does not apply, and only the
+  active players vote. A press by someone not seated at the game is C-TURN, as his
+  PlayerLeft is.
 - ``RoundStarted.redeal`` is the Fresh rule's count (EVENTS.md: "n for the n-th Fresh
   redeal"): 0 for the deal, the number of unanimous Fresh so far for a redeal; another
   number is CL-FRESH (a violation of the redeal, as a non-zero ``redeal`` is C-DEAL in
@@ -272,6 +276,12 @@ class ClassicRummy(CardTable):
         return known
 
     def apply_FreshPressed(self, event: Event) -> None:
+        seat = self.seat(event["actor"])
+        if seat is not None and not self.active[seat]:
+            # not a move (EVENTS.md: FreshPressed "may come at any moment"), so no turn rule
+            # applies, as to a PlayerLeft of a player already out; and only "every active
+            # player" votes (CL-FRESH): the press counts for nothing (audit 41)
+            return
         seat = self.actor_seat(event)
         if seat is None:
             return

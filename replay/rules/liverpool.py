@@ -196,7 +196,7 @@ def meld_rules(set_distinct_suits: bool = True) -> MeldRules:
     """LV-CONTRACT / LV-WILD as shared meld rules."""
     return MeldRules(
         wild=WILDS, run_min=4, set_min=3, set_max=None, set_distinct_suits=set_distinct_suits,
-        run_min_naturals=3, set_min_naturals=2,
+        set_suits_naturals_only=True, run_min_naturals=3, set_min_naturals=2,
     )
 
 

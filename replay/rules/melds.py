@@ -82,6 +82,12 @@ class MeldRules:
     set_min: int = 3
     set_max: int | None = 4
     set_distinct_suits: bool = True
+    #: the distinct suits are the naturals' only (Liverpool, LV-CONTRACT: "naturals of different
+    #: suits"): what a set's wild is named does not count, so ``5C 5D 2H`` with the 2
+    #: named 5C is a set (two decks hold a second 5C), and a natural 5H may join a set
+    #: whose wild was named 5H (audit 40). Elsewhere "all suits different" (classic) and
+    #: sets of at most 4 from one deck (Rummy 500) count a named wild's suit too.
+    set_suits_naturals_only: bool = False
     run_min_naturals: int = 1
     set_min_naturals: int = 1
 
@@ -415,7 +421,8 @@ def _general_set(cards: list[int], as_map: dict[int, int], rules: MeldRules) -> 
     for i, named in as_map.items():
         if rank_of(named) != rank:
             raise MeldError("wild_as", f"`as` {format_card(named)} is not of the set's rank")
-        suits.append(suit_of(named))
+        if not rules.set_suits_naturals_only:
+            suits.append(suit_of(named))
         del i
     if rules.set_distinct_suits and len(set(suits)) != len(suits):
         raise MeldError("set_suits", f"set {_text(cards)} repeats a suit")
@@ -492,7 +499,10 @@ def layoff_position(meld: Meld, card: int, end: str | None, rules: MeldRules) ->
         if rules.set_max is not None and len(meld.cards) + 1 > rules.set_max:
             return None
         if rules.set_distinct_suits:
-            present = {suit_of(s) for s in meld.stands if s >= 0}
+            if rules.set_suits_naturals_only:
+                present = {suit_of(c) for c in meld.cards if c not in rules.wild}
+            else:
+                present = {suit_of(s) for s in meld.stands if s >= 0}
             if suit_of(card) in present:
                 return None
         return meld.rank
