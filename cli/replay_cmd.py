@@ -165,8 +165,11 @@ def replay(
         shown_record.update(clean=not shown_record["findings"], halted=partial.halted,
                             results=partial.results.to_dict())
     if as_player is not None:
-        from ..replay.html import mask_findings
+        from ..replay.html import claims_so_far, mask_findings
 
+        if cut:  # the transfer comparison as it stood at --at, not the whole game's
+            claims_so_far([*(f for r in rows if r["seq"] <= upto for f in r["findings"]),
+                           *shown_record["findings"]], events, bad, upto)
         _redact_rows(rows[: len(events)], events, as_player)
         mask_findings([*(f for r in rows for f in r["findings"]), *shown_record["findings"]],
                       events, as_player)

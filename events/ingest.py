@@ -620,7 +620,9 @@ class Sequencer:
                 elif prevs[k] != head.last_hash:
                     reason = "chain_break"
                     detail = (f"seq {seq}: prev_hash {prevs[k][:12]}… is not the hash of "
-                              f"seq {seq - 1} ({head.last_hash[:12]}…)")
+                              f"seq {seq - 1} ({head.last_hash[:12]}…)" if seq > 0 else
+                              f"seq 0: prev_hash {prevs[k][:12]}… is not the genesis "
+                              f"(64 zeros)")
             if reason is not None:
                 quarantined.append(Quarantined(index, reason, detail, event_id, game_id, seq,
                                                next_seq))

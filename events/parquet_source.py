@@ -25,6 +25,16 @@ How a row becomes a line (decisions; EVENTS.md defines events as JSON objects on
   whole millisecond (else in ISO form, which validation rejects as a bad timestamp:
   nothing is rounded). Columns outside the contract stay in the object, so validation
   quarantines the row for its extra field, as it would a JSONL line.
+- A ``payload`` given as JSON text goes into the line *as written*, not parsed and
+  re-serialised: a text that repeats a key is then quarantined ``not_json`` exactly as
+  the same JSONL line is (parsing would have kept the last value silently; audit 42).
+- Values JSON has no form for (audit 42: they ended the run with a TypeError): a
+  ``binary`` value holding UTF-8 text is that text (a string column written without
+  Parquet's UTF8 annotation, as the ``raw`` column is read); one that is not UTF-8 goes
+  into the line as its bytes, so the line is not UTF-8 and is quarantined ``not_json``
+  with those bytes kept; a row holding a decimal, date, time or duration is quarantined
+  ``not_json`` with the row as read (EVENTS.md's numbers are integers and its strings are
+  strings: nothing is converted into either).
 """
 
 from __future__ import annotations
@@ -115,28 +125,73 @@ def row_line(row: dict[str, Any]) -> bytes:
 
     >>> row_line({"seq": 3, "ts": datetime(2026, 11, 2, 0, 18, 22, 859000, tzinfo=UTC),
     ...           "payload": '{"card": "7H"}', "prev_hash": None, "hash": None})
-    b'{"seq":3,"ts":"2026-11-02T00:18:22.859Z","payload":{"card":"7H"}}'
+    b'{"seq":3,"ts":"2026-11-02T00:18:22.859Z","payload":{"card": "7H"}}'
+    >>> row_line({"event_id": b"e1", "type": b"\\xff"})
+    b'{"event_id":"e1","type":"\\xff"}'
+    >>> from decimal import Decimal
+    >>> row_line({"seq": Decimal(3)})[:40]
+    b'<a Parquet row with a value JSON cannot '
     """
     obj: dict[str, Any] = {}
+    verbatim: list[bytes] = []  # texts spliced into the line as they are
+
+    def splice(text: bytes) -> str:
+        verbatim.append(text)
+        return _slot(len(verbatim) - 1)
+
     for key, value in row.items():
         if value is None and key in _OPTIONAL:
             continue
-        if key == "payload":
+        if key == "payload" and isinstance(value, str | bytes):
+            text = value.encode("utf-8") if isinstance(value, str) else value
+            try:
+                orjson.loads(text)
+                # JSON text: as written, so a repeated key stays seen; a line break in
+                # valid JSON can only be whitespace between tokens, and a line has none
+                value = splice(text.replace(b"\r", b" ").replace(b"\n", b" "))
+            except orjson.JSONDecodeError:
+                value = _text_or_splice(text, splice)  # validation: not an object
+        elif key == "payload":
             value = _payload(value)
         elif key == "ts" and isinstance(value, datetime):
             value = _ts_text(value)
+        elif isinstance(value, bytes | bytearray | memoryview):
+            value = _text_or_splice(bytes(value), splice)
         obj[key] = value
-    return orjson.dumps(obj)
+    try:
+        line = orjson.dumps(obj)
+    except TypeError:
+        # a value JSON has no form for (a decimal, a date, a time, a duration): no number,
+        # string or timestamp is made of it; the row goes to the quarantine as it was read
+        return _UNJSONABLE + repr(row).encode("utf-8", "backslashreplace")
+    for i, text in enumerate(verbatim):
+        line = line.replace(orjson.dumps(_slot(i)), text, 1)
+    return line
+
+
+def _text_or_splice(data: bytes, splice: Any) -> str:
+    """Binary holding UTF-8 text -> that text; other bytes go into the line quoted, as
+    they are, so the line is not UTF-8 and ingest quarantines it (``not_json``) with
+    those very bytes as its raw text."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return str(splice(b'"' + data + b'"'))
+
+
+def _slot(i: int) -> str:
+    """A placeholder for a text spliced in after serialising: NUL-delimited, so a column
+    would have to hold this very text, NULs included, to be mistaken for it."""
+    return f"\x00rummyguard-verbatim-{i}\x00"
+
+
+#: the start of the line of a row that holds a value JSON has no form for: not JSON, so
+#: ingest quarantines it (``not_json``), with the row as pyarrow read it after this
+_UNJSONABLE = b"<a Parquet row with a value JSON cannot hold (a decimal, date or time)> "
 
 
 def _payload(value: Any) -> Any:
-    """JSON text -> its value (text that is not JSON stays text: validation rejects a
-    payload that is not an object); a map column (a list of pairs) -> an object."""
-    if isinstance(value, str | bytes):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
+    """A map column (a list of pairs) -> an object; a struct (a dict) as it is."""
     if isinstance(value, list) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
         return dict(value)
     return value

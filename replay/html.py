@@ -178,6 +178,10 @@ def mask_findings(findings: list[dict[str, Any]], events: list[dict[str, Any]],
             message = _PLACE_OF_CARD.sub(
                 lambda m: m.group(0) if m.group("holder") == viewer else ", which is not in his hand",
                 message)
+        elif f.get("rule") == "MI-FOLLOW":  # who holds the next card: the same (audit 43)
+            message = _HOLDER_OF_NEXT.sub(
+                lambda m: m.group(0) if m.group("holder") == viewer else
+                "the holder of the next card should have played it", message)
         f["message"] = _masked(message, shown.get(f["seq"], set()))
 
 
@@ -189,6 +193,47 @@ _SOURCE_OF_BAD_LINE = re.compile(r"^.*?:\d+(?= is not a valid event: )")
 #: dead hand), which only the holder knows; "already played" is public and stays
 _PLACE_OF_CARD = re.compile(
     r", which is (?:held by (?P<holder>[^;]+?)|in the widow|in a dead hand)(?=;|$)")
+
+
+#: the message of the whole game's chip-transfer comparison (engine: C-CLAIM)
+_TRANSFERS = "chip transfers differ"
+
+
+def claims_so_far(findings: list[dict[str, Any]], events: list[dict[str, Any]],
+                  bad: Sequence[BadLine], until: int) -> None:
+    """Rewrite, in place, the chip-transfer C-CLAIM findings of a player's view cut at seq
+    ``until`` from the comparison of the game *up to* ``until`` (audit 43).
+
+    The engine compares the whole game's claimed transfers with the due ones and puts
+    the finding at the first claim that differs, its message listing every difference:
+    the stakes' finding at seq 2 named the payout, the winner's, claimed at the end. A
+    view at ``until`` shows the findings at seqs up to it; their text may not tell what
+    came after. The comparison of the game replayed to ``until`` (claims so far against
+    the transfers due so far, as for a log that ends there) gives the finding's message;
+    a finding that comparison does not make reads "chip transfers differ". The claimed
+    and recomputed rows of the page are the whole game's, so such a finding has none."""
+    judged = [f for f in findings
+              if f.get("rule") == "C-CLAIM" and str(f.get("message", "")).startswith(_TRANSFERS)]
+    if not judged:
+        return
+    from .verify import fold
+
+    # the game as a log that ends at ``until`` (its claims judged, as verify judges a
+    # log cut there; replay's ``until_seq`` leaves claims unjudged)
+    placed = [b for b in bad if b.obj is not None and (b.seq or 0) <= until]
+    partial = fold([e for e in events if e["seq"] <= until], placed)
+    so_far = {f.seq: f.message for f in partial.findings
+              if f.rule == "C-CLAIM" and f.message.startswith(_TRANSFERS)}
+    for f in judged:
+        f["message"] = so_far.get(f["seq"], _TRANSFERS)
+        if "details" in f:
+            f["details"] = None
+
+
+#: who a MI-FOLLOW message says holds the next card ("b holds 5C, the next card, and should
+#: have played it"): everyone knows which card is next, only its holder knows whose it is
+_HOLDER_OF_NEXT = re.compile(
+    r"^(?P<holder>.+?) holds \S+, the next card, and should have played it")
 
 
 def _masked(message: str, visible: set[str]) -> str:
@@ -642,6 +687,8 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
             halt_index = None
         halted = halt_index is not None
     if viewer is not None:  # a finding speaks from the full state: the view masks it too
+        if cut is not None and until is not None:
+            claims_so_far(findings, events, bad, until)
         mask_findings(findings, events, viewer)
     findings.sort(key=lambda f: f["i"])  # stable: the record's order within an event
     for k, f in enumerate(findings):
@@ -844,5 +891,6 @@ def render_html(
     return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], template)
 
 
-__all__ = ["HIDDEN", "apply_patch", "build_report", "describe", "diff", "mask_findings",
+__all__ = ["HIDDEN", "apply_patch", "build_report", "claims_so_far", "describe", "diff",
+           "mask_findings",
            "parse_claims", "redact", "render_html"]

@@ -711,25 +711,27 @@ def test_replay_as_player_does_not_show_another_hand_through_a_finding(tmp_path:
     assert out["state"]["next_card"] is None and "9D" not in out["state"]["hands"]["cy"]
     messages = [f["message"] for row in out["timeline"] for f in row["findings"]]
     messages += [f["message"] for f in out["record"]["findings"] if f["seq"] <= 8]
-    assert any(m.startswith("ann holds") for m in messages), messages
-    assert not [m for m in messages if "9D" in m], messages
+    # nor who holds it (audit 43): the state hides that, so the finding does too
+    assert "the holder of the next card should have played it; bob played 7D" in messages, \
+        messages
+    assert not [m for m in messages if "9D" in m or "ann holds" in m], messages
     text = runner.invoke(app, ["replay", game_id, str(path), "--at", "8", "--as", "cy"]).stdout
     assert "ann holds 9♦" not in text and "9D" not in text
 
 
 def test_the_html_page_of_a_player_masks_the_finding_too(tmp_path: Path) -> None:
     """The same finding on the per-player HTML page (replay/html.py build_report, which
-    `replay --html --as` writes): cy's page says "ann holds ??"; the page without a viewer
-    names the card."""
+    `replay --html --as` writes): cy's page names neither the card nor its holder (audit
+    43: "the holder of the next card"); the page without a viewer names both."""
     from rummyguard.replay.html import build_report
 
     path, _ = _michigan_out_of_turn(tmp_path)
     events = [orjson.loads(line) for line in path.read_bytes().splitlines()]
-    for viewer, card in (("cy", "??"), (None, "9D")):
+    for viewer, said in (("cy", "the holder of the next card"),  # audit 43: not "ann"
+                         (None, "ann holds 9D, the next card, and")):
         report = build_report(events, viewer)
         messages = [f["message"] for f in report["findings"]]
-        assert f"ann holds {card}, the next card, and should have played it; bob played 7D" \
-            in messages, (viewer, messages)
+        assert f"{said} should have played it; bob played 7D" in messages, (viewer, messages)
 
 
 def test_replay_for_everybody_still_names_the_cards(tmp_path: Path) -> None:
