@@ -150,19 +150,6 @@ def connect_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
         with contextlib.suppress(duckdb.CatalogException):  # no ICU: no zone but UTC anyway
             if con.execute("SELECT current_setting('TimeZone')").fetchall() != [("UTC",)]:
                 con.execute("SET GLOBAL TimeZone = 'UTC'")
-        # With external access off DuckDB still lets a query read the database's own files
-        # (`read_blob('<store>')`, `read_text('<store>.wal')`: the raw bytes, free blocks
-        # included; audit 44). The store is open by now and its blocks are read through the
-        # handle it holds, so no query needs the local file system any more: disable it.
-        # (a second connection shares the instance the first one set and locked)
-        with contextlib.suppress(duckdb.InvalidInputException):
-            con.execute("SET GLOBAL disabled_filesystems = 'LocalFileSystem'")
-        try:  # and see that it holds (current_setting does not show this one)
-            con.execute("SELECT size FROM read_blob(?)", [str(path)]).fetchall()
-        except duckdb.PermissionException:
-            pass
-        else:
-            raise duckdb.Error("the store's own file is readable by queries")
         if con.execute("SELECT current_setting('lock_configuration')").fetchall() != [(True,)]:
             con.execute("SET GLOBAL lock_configuration = true")
     except duckdb.Error as exc:
