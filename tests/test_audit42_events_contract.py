@@ -19,28 +19,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from log_oracle import rechain
-from typer.testing import CliRunner
 
-from rummyguard.cli.app import app
+# the spec example and the helpers of audit 33 (the same contract, the same fixtures)
+from test_audit33_events_contract import (
+    EVENTS,
+    EXAMPLE,
+    GAME,
+    LINES,
+    Event,
+    _cli,
+    _write,
+)
+
 from rummyguard.events.models import EventError, validate_event
-
-TESTS = Path(__file__).parent
-EXAMPLE = TESTS / "data" / "spec" / "classic-3p.jsonl"
-LINES = EXAMPLE.read_bytes().splitlines()
-EVENTS: list[dict[str, Any]] = [orjson.loads(line) for line in LINES]
-GAME = EVENTS[0]["game_id"]
-Event = dict[str, Any]
-
-
-# --- helpers -------------------------------------------------------------------------------
-def _write(path: Path, items: list[Event | bytes]) -> Path:
-    path.write_bytes(b"".join((i if isinstance(i, bytes) else orjson.dumps(i)) + b"\n"
-                              for i in items))
-    return path
-
-
-def _cli(*args: str) -> Any:
-    return CliRunner().invoke(app, list(args))
 
 
 def _ingest_json(db: Path, *files: Path) -> tuple[Any, dict[str, Any] | None]:
@@ -74,30 +65,22 @@ def _parquet(path: Path, events: list[Event], **override: Any) -> Path:
 
 
 # --- Parquet inputs: nothing may be lost -----------------------------------------------------
-def test_a_parquet_binary_id_column_is_quarantined_or_read_never_a_crash(tmp_path: Path) -> None:
+@pytest.mark.parametrize("column", ["binary event_id", "decimal seq"])
+def test_a_parquet_column_json_cannot_hold_is_quarantined_or_read_never_a_crash(
+        tmp_path: Path, column: str) -> None:
     # EVENTS.md "Files": "(The project may add other inputs, e.g. Parquet, with the same
     # fields.)" and "Ingest rules": "A line that cannot be read ... is quarantined whole
-    # (raw text + reason), never dropped." A Parquet string column written without the
-    # UTF8 annotation reads as binary; the rows must end stored or quarantined, and the
-    # summary must balance (read = stored + duplicates + quarantined).
+    # (raw text + reason), never dropped."; "`seq` | int ≥ 0" with "All numbers in events
+    # are integers". A string column written without the UTF8 annotation reads as binary;
+    # a decimal128 seq is no JSON integer. Either way the rows must end stored or
+    # quarantined and the summary balance (read = stored + duplicates + quarantined), not
+    # end the run with a TypeError traceback and nothing accounted for.
     events = EVENTS[:3]
-    src = _parquet(tmp_path / "log.parquet", events,
-                   event_id=pa.array([e["event_id"].encode() for e in events], pa.binary()))
-    out, summary = _ingest_json(tmp_path / "s.duckdb", src)
-    assert out.exception is None or isinstance(out.exception, SystemExit), repr(out.exception)
-    assert summary is not None, out.output
-    assert summary["read"] == 3
-    assert summary["read"] == summary["stored"] + summary["duplicates"] + summary["quarantined"]
-
-
-def test_a_parquet_decimal_seq_column_is_quarantined_never_a_crash(tmp_path: Path) -> None:
-    # EVENTS.md: "A line that cannot be read ... is quarantined whole (raw text + reason),
-    # never dropped." and "`seq` | int ≥ 0" with "All numbers in events are integers":
-    # a decimal128 seq column is no JSON integer; the rows must be quarantined (or read),
-    # not end the run with a TypeError traceback and nothing accounted for.
-    events = EVENTS[:3]
-    src = _parquet(tmp_path / "log.parquet", events,
-                   seq=pa.array([decimal.Decimal(e["seq"]) for e in events], pa.decimal128(10, 0)))
+    kind = {"binary event_id": {"event_id": pa.array([e["event_id"].encode() for e in events],
+                                                     pa.binary())},
+            "decimal seq": {"seq": pa.array([decimal.Decimal(e["seq"]) for e in events],
+                                            pa.decimal128(10, 0))}}[column]
+    src = _parquet(tmp_path / "log.parquet", events, **kind)
     out, summary = _ingest_json(tmp_path / "s.duckdb", src)
     assert out.exception is None or isinstance(out.exception, SystemExit), repr(out.exception)
     assert summary is not None, out.output
