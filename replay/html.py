@@ -48,7 +48,7 @@ from ..events.upcast import upcast
 from .engine import GameEngine
 from .findings import DISCREPANCY, INTEGRITY, Finding
 from .rule_text import rule_text
-from .verify import BadLine, fold_order
+from .verify import BadLine, fold, fold_order
 from .verify import bad_line_message as bad_message
 
 #: the code a redacted card is shown as (a face-down card on the page)
@@ -216,8 +216,6 @@ def claims_so_far(findings: list[dict[str, Any]], events: list[dict[str, Any]],
               if f.get("rule") == "C-CLAIM" and str(f.get("message", "")).startswith(_TRANSFERS)]
     if not judged:
         return
-    from .verify import fold
-
     # the game as a log that ends at ``until`` (its claims judged, as verify judges a
     # log cut there; replay's ``until_seq`` leaves claims unjudged)
     placed = [b for b in bad if b.obj is not None and (b.seq or 0) <= until]
@@ -892,5 +890,4 @@ def render_html(
 
 
 __all__ = ["HIDDEN", "apply_patch", "build_report", "claims_so_far", "describe", "diff",
-           "mask_findings",
-           "parse_claims", "redact", "render_html"]
+           "mask_findings", "parse_claims", "redact", "render_html"]
