@@ -63,6 +63,24 @@ SYSTEM_ACTOR = "system"
 HEX64 = r"^[0-9a-f]{64}$"
 GENESIS_HASH = "0" * 64
 
+
+class IngestLinked(dict):  # type: ignore[type-arg]
+    """An event of a game the store chained at ingest (EVENTS.md: "A producer may leave
+    both hash fields out; the store then chains the events itself at ingest"): stored, with
+    the ``prev_hash``/``hash`` the store gave it, not its producer; or kept back at ingest
+    (quarantined), with neither.
+
+    The replay of the store checks these links as the store's own chain (an edit of the
+    store reads as LOG-CHAIN) but judges the producer's chain as the file's replay does,
+    where the same events carry no hash fields: a quarantined line the producer did chain
+    is then the mixed chain it is in the file, and an unlinked quarantined line leaves the
+    store's chain as it was (``replay/verify.py`` ``merge_store_lines``). A dict subclass,
+    so every reader and serializer takes it as the event it is; a copy (``dict(e)``) is a
+    plain event again.
+    """
+
+    __slots__ = ()
+
 _TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
 

@@ -39,7 +39,7 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from ..events.hashing import GENESIS_HASH, event_hash, take_event_hash
-from ..events.models import CURRENT_VERSION
+from ..events.models import CURRENT_VERSION, IngestLinked
 from ..events.timestamps import TS_TABLES, ts_millis
 from ..events.upcast import upcast
 from .findings import INTEGRITY, Finding, Halt
@@ -136,6 +136,11 @@ class GameEngine:
         self.events_read = 0
         self.prev_hash = GENESIS_HASH
         self.chained: bool | None = None
+        #: the last link of the store's own chain (events marked :class:`IngestLinked`)
+        self.ingest_prev = GENESIS_HASH
+        #: each such event's links by event_id: an unchained copy of it is compared as
+        #: ingest would have linked it (:meth:`_repeat`)
+        self._ingest_links: dict[Any, tuple[Any, Any]] = {}
         #: (seq, transfer) as logged
         self.claimed: list[tuple[int, _Key]] = []
         #: a ChipsTransferred was logged, even one listing nothing (a claim no chips moved)
@@ -189,6 +194,10 @@ class GameEngine:
             return
         try:  # an event that breaks the contract raises in here: see the except below
             seq = event["seq"]
+            if type(event) is IngestLinked and self.verify_hashes:
+                # the store's own chain runs through every stored event, one the fold
+                # skips (a seq a quarantined line took first) included
+                self._check_ingest_link(event, seq)
             # The first event (game_id still "") and any seq or game out of line take the
             # checks; a first event whose game_id is "" and seq 0 gets the same state here.
             if seq == self.next_seq and event["game_id"] == self.game_id:
@@ -225,7 +234,7 @@ class GameEngine:
                 if new_id:
                     ids[event_id] = content
             elif self.chained is None:
-                self.chained = event.get("hash") is not None
+                self.chained = event.get("hash") is not None and type(event) is not IngestLinked
             folded = event  # what is folded: the event, or its upcast to the current version
             try:  # (handler, engine's own?, current version); a subscript, as for event_id
                 entry: _Entry | None = self._handlers[event["type"]]
@@ -376,6 +385,22 @@ class GameEngine:
         # both chained, or not compared: a copy without hash fields is how an unchained
         # log repeats an event, and the store (which chains such a log at ingest) and the
         # file must word it alike (audit 35)
+        link = self._ingest_links.get(event_id)
+        if first is None and link is not None and "hash" not in event \
+                and "prev_hash" not in event:
+            # the first is an event of a game the store chained: its content is known by
+            # the hash the store gave it (or, kept back at ingest, by its own), so the
+            # copy is linked as the first was and compared (the store's replay of a retry
+            # kept back at ingest; audit 39)
+            try:
+                same = event_hash(event if link[0] is None else {**event, "prev_hash": link[0]}) \
+                    == link[1]
+            except ValueError:  # content JCS cannot hash: not the stored content
+                same = False
+            if same:
+                return "repeated: the same event_id again, with the same content (a retry or overlapping files)"
+            return (f"repeated: event_id {event_id!r} again with other content (a conflict: "
+                    "EVENTS.md rejects it, ingest quarantines it)")
         if first is None or event.get("hash") is None or "upcast_from" in event:
             return "repeated: the same event_id again (unchained: content not compared)"
         # the same line again: its content and its hash field as the first's (ingest's
@@ -390,6 +415,15 @@ class GameEngine:
         previous event's hash and each ``hash`` covers the event's content. Returns the
         hash of the event's content (an upcast event's: its stored hash, see below; None: an
         unchained or a half-chained event)."""
+        if type(event) is IngestLinked:
+            # links the store gave it (checked in :meth:`apply`): the producer's chain
+            # sees the unchained event the file has
+            if self.chained is None:
+                self.chained = False
+            elif self.chained:
+                self._finding(seq, "LOG-CHAIN", "the game mixes chained and unchained events")
+                self.chained = False
+            return None
         claimed = event.get("hash")
         has_hash = claimed is not None
         if (event.get("prev_hash") is None) == has_hash:
@@ -424,6 +458,29 @@ class GameEngine:
             self.prev_hash = claimed  # type: ignore[assignment]
             return content
         return None
+
+    def _check_ingest_link(self, event: Event, seq: int) -> None:
+        """The store's own link of a stored :class:`IngestLinked` event: an edit of the
+        store reads as it does in a producer-chained game (an upcast event was re-hashed
+        by the store's reader, as in :meth:`_check_chain`). A line kept back at ingest
+        has no link; its content hash is kept, for a copy of it (:meth:`_repeat`)."""
+        claimed = event.get("hash")
+        if claimed is None and "prev_hash" not in event:
+            try:
+                content = event_hash(event)
+            except ValueError:  # content JCS cannot hash: nothing to compare a copy with
+                return
+            self._ingest_links.setdefault(event.get("event_id"), (None, content))
+            return
+        if event.get("prev_hash") != self.ingest_prev:
+            self._finding(seq, "LOG-CHAIN", "prev_hash is not the previous event's hash")
+        # content JCS cannot hash (an edited float) raises, as in the chain check: the
+        # event is then the LOG-EVENT breach it is there
+        if "upcast_from" not in event and event_hash(event) != claimed:
+            self._finding(seq, "LOG-CHAIN", "hash does not match the event's content")
+        if isinstance(claimed, str):
+            self.ingest_prev = claimed
+        self._ingest_links.setdefault(event.get("event_id"), (event.get("prev_hash"), claimed))
 
     def _start(self, event: Event) -> None:
         if event["type"] != "GameCreated":

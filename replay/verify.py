@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from ..events.gcpause import paused_gc
-from ..events.hashing import GENESIS_HASH, event_hash
+from ..events.models import IngestLinked
 from ..events.timestamps import ts_millis
 from .engine import GameEngine, GameRecord, Results, replay
 from .findings import Finding
@@ -307,10 +307,14 @@ def merge_store_lines(events: list[dict[str, Any]], lines: Iterable[BadLine]
     tampered line the LOG-CHAIN one, and the moves and claims behind them are replayed.
     A line that is not a valid event stays a bad line, placed (``position``) where it
     stood, as a file's line is (a LOG-EVENT finding; a halt unless its type is unknown).
-    In a game the store chained itself (``chained_by = 'ingest'``) each quarantined line
-    without hash fields is given the links ingest would have given it, so the chain of
-    the stored events goes on through it (the file's lines carry none: no LOG-CHAIN
-    there either).
+    In a game the store chained itself (``chained_by = 'ingest'``) the stored events are
+    marked :class:`~rummyguard.events.models.IngestLinked`: the replay checks their links
+    as the store's own chain and judges the producer's chain as the file's replay does,
+    where these events carry none. A quarantined line keeps the links its producer gave it
+    (none, or a producer's chain: the mixed chain ingest quarantined it for, LOG-CHAIN as
+    in the file) and leaves the store's chain as it was (a line at a stored seq is not a
+    link of it); one without links is marked too, so a copy of it is compared by content
+    as a copy of a stored event is.
 
     Returns the events (stored and quarantined, in that order), the game's other bad
     lines, and the quarantine line behind each event taken from it, by index (for the
@@ -325,36 +329,18 @@ def merge_store_lines(events: list[dict[str, Any]], lines: Iterable[BadLine]
     rest = [b for b in lines if id(b) not in picked]
     pending = sorted(todo, key=_store_place)  # stable: ingest's read order among equals
     ingest_chained = any(b.chained_by == "ingest" for b in todo)
+    if ingest_chained:
+        events = [IngestLinked(e) for e in events]
     merged: list[dict[str, Any]] = []
     bad: list[BadLine] = []
     origin: dict[int, BadLine] = {}
-    next_seq, prev = 0, GENESIS_HASH  # the engine's view: the last event taken in place
-    #: the prev_hash each seq taken in place was linked to: a copy of an earlier seq is
-    #: linked as the first was (an exact copy then hashes alike, a conflict not), never to
-    #: the chain's head, which made an exact retry read as "other content" (audit 39)
-    prev_at: dict[int, str] = {}
 
     def take(item: dict[str, Any], line: BadLine | None) -> None:
-        nonlocal next_seq, prev
-        if line is not None and ingest_chained and item.get("prev_hash") is None \
-                and item.get("hash") is None:
-            at = item.get("seq")
-            repeat = type(at) is int and at < next_seq
-            linked = {**item, "prev_hash": prev_at.get(at, prev) if repeat else prev}  # type: ignore[arg-type]
-            try:
-                linked["hash"] = event_hash(linked)
-                item = linked
-            except (ValueError, TypeError):  # content JCS cannot hash: left as written
-                pass
-        seq = item.get("seq")
-        if type(seq) is int and seq >= next_seq:  # taken in place (not a repeat)
-            next_seq = seq + 1
-            prev_at[seq] = prev
-            if isinstance(item.get("hash"), str):
-                prev = item["hash"]
         if line is None or line.event:
             if line is not None:
                 origin[len(merged)] = line
+                if ingest_chained and "hash" not in item and "prev_hash" not in item:
+                    item = IngestLinked(item)  # a line of the game, as unchained as in the file
             merged.append(item)
         else:
             line.obj = item

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -111,10 +112,6 @@ def test_a_parquet_payload_text_with_a_repeated_key_is_not_stored(tmp_path: Path
 
 
 # --- the chain: store replay against file replay -------------------------------------------
-@pytest.mark.xfail(strict=True, reason=(
-    "open (session 22): the store replay of an ingest-chained game reads the store's own "
-    "links as a producer chain, so a quarantined producer-chained tail does not read as a "
-    "mixed chain there; the file replay's LOG-CHAIN is not reproduced"))
 def test_a_game_that_turns_producer_chained_midway_is_not_clean_from_the_store(
         tmp_path: Path) -> None:
     # EVENTS.md: "A producer may leave both hash fields out; the store then chains the
@@ -135,10 +132,6 @@ def test_a_game_that_turns_producer_chained_midway_is_not_clean_from_the_store(
     assert from_store == from_file
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (session 22): merge_store_lines links a quarantined line that takes a seq a "
-    "stored event also has into the store's chain, so the next stored event's link reads "
-    "as a LOG-CHAIN the file replay does not have"))
 def test_an_unknown_type_line_at_a_stored_seq_gives_the_same_replay_from_store_and_file(
         tmp_path: Path) -> None:
     # EVENTS.md: "A producer may leave both hash fields out; the store then chains the
@@ -158,6 +151,33 @@ def test_an_unknown_type_line_at_a_stored_seq_gives_the_same_replay_from_store_a
     from_store = _replay_findings("--db", str(db))
     assert not [f for f in from_store if f[1] == "LOG-CHAIN"], from_store
     assert from_store == from_file
+
+
+@pytest.mark.parametrize("edit", ["stored before the line", "stored after the line"])
+def test_the_store_chain_of_an_ingest_chained_game_with_kept_back_lines_is_still_checked(
+        tmp_path: Path, edit: str) -> None:
+    # The two tests above make the replay of the store judge the producer's chain as the
+    # file's replay does (the store's links set apart). The store's own chain must still
+    # be checked: EVENTS.md "stores that log append-only and tamper-evident". A stored line
+    # edited in the store is a LOG-CHAIN finding at its seq, before the kept-back line
+    # (an unknown type at seq 5) and after it.
+    unknown = {**EVENTS[5], "event_id": "x-unknown", "type": "TableChat"}
+    src = _write(tmp_path / "log.jsonl", [*LINES[:5], unknown, *LINES[5:]])
+    db = tmp_path / "s.duckdb"
+    _ingest_json(db, src)
+    clean = _replay_findings("--db", str(db))
+    assert clean == _replay_findings(str(src))
+    seq = 3 if edit == "stored before the line" else 8
+    con = duckdb.connect(str(db))
+    (raw,) = con.execute("SELECT raw FROM store.events WHERE game_id = ? AND seq = ?",
+                         [GAME, seq]).fetchone()
+    edited = orjson.dumps({**orjson.loads(raw), "actor": "example-classic-p9"}).decode()
+    con.execute("UPDATE store.events SET raw = ? WHERE game_id = ? AND seq = ?",
+                [edited, GAME, seq])
+    con.close()
+    tampered = _replay_findings("--db", str(db))
+    assert (seq, "LOG-CHAIN", "integrity") in tampered
+    assert (seq, "LOG-CHAIN", "integrity") not in clean
 
 
 def test_a_chain_break_at_seq_0_names_the_genesis_not_seq_minus_1(tmp_path: Path) -> None:
