@@ -201,7 +201,7 @@ def _report(path: Path, run: Any, flags: list[dict[str, Any]], ingest_summary: A
                           f"(`rummyguard replay {dispute.game_id}`)")
         else:
             with EventStore.open(path, read_only=True) as store:
-                events = store.load_game(dispute.game_id)
+                events = store.load_game_for_replay(dispute.game_id)
             target.write_text(render_html(events), encoding="utf-8")
             console.print(f"HTML replay of the most interesting dispute ({dispute.game_id}): {target}")
     console.print(f"done in {seconds:.1f} s. Try: rummyguard sql \"SELECT rule, count(*) FROM findings GROUP BY 1\"")

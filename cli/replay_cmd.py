@@ -79,7 +79,7 @@ def _load(game_id: str, files: list[Path] | None, db: Path | None
 
         try:
             with EventStore.open(db_path(db), read_only=True) as store:
-                events = store.load_game(game_id)
+                events = store.load_game_for_replay(game_id)
                 read_store_bad_lines(store.con, run, game_id, load_games=False)
         except StoreError as exc:
             fail(str(exc))

@@ -50,7 +50,7 @@ from .ingest import (
     ingest_lines,
     write_plan,
 )
-from .models import CURRENT_VERSION, GENESIS_HASH
+from .models import CURRENT_VERSION, GENESIS_HASH, IngestLinked
 from .timestamps import ts_millis
 from .upcast import upcast
 
@@ -405,6 +405,24 @@ class EventStore:
                 "QUALIFY row_number() OVER (PARTITION BY game_id ORDER BY seq) = 1) "
                 "WHERE payload->>'variant' = ? ORDER BY game_id", [variant]).fetchall()
         return [r[0] for r in rows]
+
+    def chained_by(self, game_id: str) -> str | None:
+        """Who chained the game's stored events: ``producer``, ``ingest`` (the producer
+        sent no hash fields), or None for a game the store does not hold."""
+        row = self.con.execute(
+            "SELECT chained_by FROM store.games_chain WHERE game_id = ?", [game_id]
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def load_game_for_replay(self, game_id: str) -> list[dict[str, Any]]:
+        """:meth:`load_game` for a replay of the game: in a game the store chained itself
+        each event is :class:`~rummyguard.events.models.IngestLinked`, so the replay
+        checks those links as the store's own and judges the producer's chain as a replay
+        of his file does (there the events have none)."""
+        events = self.load_game(game_id)
+        if events and self.chained_by(game_id) == "ingest":
+            return [IngestLinked(e) for e in events]
+        return events
 
     def load_game(self, game_id: str) -> list[dict[str, Any]]:
         """One game's events in seq order, upcast to the current versions, each a plain

@@ -69,7 +69,7 @@ from ..events.checkpoint import (
 )
 from ..events.hashing import chain, event_hash, verify_chain
 from ..events.ingest import parse_line
-from ..events.models import EventError
+from ..events.models import EventError, IngestLinked
 from ..events.store import EventStore
 from ..events.upcast import upcast
 from .engine import replay
@@ -200,6 +200,8 @@ def parse_events_jsonl(data: bytes, game_id: str | None = None) -> ParsedEvents:
     # content (docs/disputes.md), never the hash field the line merely declares.
     out.last_hash = event_hash(linked[-1])
     out.events = [upcast(e) for e in linked]
+    if out.chained_by == "ingest":  # the store's links, checked apart from the producer's
+        out.events = [IngestLinked(e) for e in out.events]
     return out
 
 

@@ -44,6 +44,7 @@ from importlib import resources
 from typing import Any
 
 from ..events.cards import is_card_code
+from ..events.models import IngestLinked
 from ..events.upcast import upcast
 from .engine import GameEngine
 from .findings import DISCREPANCY, INTEGRITY, Finding
@@ -707,6 +708,9 @@ def build_report(events: Sequence[dict[str, Any]], viewer: str | None = None,
         "halted": halted,
         "halt_index": halt_index,
         "chained": record.chained,
+        # the store chained the game at ingest (its producer sent no hash fields): the
+        # store's own links were verified (`IngestLinked`), the producer's chain is none
+        "chained_at_ingest": any(type(e) is IngestLinked for e in events),
         "kinds": dict(sorted(counts.items())),
         "results": results,
         "count": len(out_events),
@@ -778,6 +782,10 @@ def _header_html(report: dict[str, Any], title: str) -> str:
     score_head = "<th>Score</th>" if scores else ""
     rules = ", ".join(f"{_e(k)}={_e(json.dumps(v))}" for k, v in meta["rules"].items()) or "defaults"
     chained = {True: "yes (producer hashes verified)", False: "no (unchained)", None: "—"}[meta["chained"]]
+    if meta.get("chained_at_ingest"):
+        chained = ("no producer hashes; chained by the store at ingest (its links verified)"
+                   if meta["chained"] is False else
+                   "mixed: chained by the store at ingest, with producer hashes on kept-back lines")
     last_seq = report["events"][-1]["seq"]
     so_far = "" if meta.get("until") is None else f" so far (after seq {_e(last_seq)})"
     return f"""
