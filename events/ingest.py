@@ -682,7 +682,12 @@ def _salvage_ids(line: bytes) -> tuple[str | None, str | None, int | None]:
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return None, None, None
+        # a line that is not UTF-8: its ids as the readers of files read them (the text
+        # decoded with U+FFFD for the bad bytes), so the store and the file place it alike
+        try:
+            obj = orjson.loads(line.decode("utf-8", "replace"))
+        except orjson.JSONDecodeError:
+            return None, None, None
     if not isinstance(obj, dict):
         return None, None, None
 

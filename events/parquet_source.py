@@ -32,9 +32,10 @@ How a row becomes a line (decisions; EVENTS.md defines events as JSON objects on
   ``binary`` value holding UTF-8 text is that text (a string column written without
   Parquet's UTF8 annotation, as the ``raw`` column is read); one that is not UTF-8 goes
   into the line as its bytes, so the line is not UTF-8 and is quarantined ``not_json``
-  with those bytes kept; a row holding a decimal, date, time or duration is quarantined
-  ``not_json`` with the row as read (EVENTS.md's numbers are integers and its strings are
-  strings: nothing is converted into either).
+  with those bytes kept; a row holding a decimal, date, time, duration, UUID or (outside
+  ``ts``) timestamp value, at any depth, is quarantined ``not_json`` with the row as read
+  (EVENTS.md's numbers are integers and its strings are strings: nothing is converted into
+  either; audit 49: orjson writes dates, times and UUIDs as strings by itself).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import orjson
 import pyarrow as pa
@@ -110,6 +112,7 @@ def _batch_lines(batch: pa.RecordBatch) -> Iterator[bytes]:
     names = batch.schema.names
     raw = batch.column(names.index("raw")).to_pylist() if "raw" in names else None
     rows: list[dict[str, Any]] | None = None
+    uuids = False
     for i in range(batch.num_rows):
         text = raw[i] if raw is not None else None
         if text is not None:
@@ -117,11 +120,15 @@ def _batch_lines(batch: pa.RecordBatch) -> Iterator[bytes]:
             continue
         if rows is None:
             rows = batch.select([n for n in names if n != "raw"]).to_pylist()
-        yield row_line(rows[i])
+            uuids = _nested_uuid(batch.schema)
+        yield row_line(rows[i], uuids)
 
 
-def row_line(row: dict[str, Any]) -> bytes:
+def row_line(row: dict[str, Any], uuids: bool = False) -> bytes:
     """One row (column -> value, as pyarrow gives it) -> the event's JSON line.
+
+    ``uuids``: the batch's schema holds a UUID type inside a struct, list or map (a
+    top-level UUID value is always caught; a nested one is looked for only then).
 
     >>> row_line({"seq": 3, "ts": datetime(2026, 11, 2, 0, 18, 22, 859000, tzinfo=UTC),
     ...           "payload": '{"card": "7H"}', "prev_hash": None, "hash": None})
@@ -157,9 +164,14 @@ def row_line(row: dict[str, Any]) -> bytes:
             value = _ts_text(value)
         elif isinstance(value, bytes | bytearray | memoryview):
             value = _text_or_splice(bytes(value), splice)
+        if isinstance(value, UUID) or (uuids and _holds_uuid(value)):
+            # a UUID: orjson would write its text; nothing is converted (see above)
+            return _UNJSONABLE + repr(row).encode("utf-8", "backslashreplace")
         obj[key] = value
     try:
-        line = orjson.dumps(obj)
+        # dates, times and datetimes go to ``default`` too (orjson would write them as
+        # strings itself), and so does everything else JSON has no form for
+        line = orjson.dumps(obj, default=_no_json_form, option=orjson.OPT_PASSTHROUGH_DATETIME)
     except TypeError:
         # a value JSON has no form for (a decimal, a date, a time, a duration): no number,
         # string or timestamp is made of it; the row goes to the quarantine as it was read
@@ -167,6 +179,29 @@ def row_line(row: dict[str, Any]) -> bytes:
     for i, text in enumerate(verbatim):
         line = line.replace(orjson.dumps(_slot(i)), text, 1)
     return line
+
+
+def _no_json_form(value: Any) -> Any:
+    raise TypeError(f"no JSON form for {type(value).__name__}")
+
+
+def _holds_uuid(value: Any) -> bool:
+    if isinstance(value, UUID):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_uuid(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_uuid(v) for v in value)
+    return False
+
+
+def _nested_uuid(schema: pa.Schema) -> bool:
+    """Whether a struct, list or map column of ``schema`` holds a UUID type."""
+    def inner(t: pa.DataType, top: bool) -> bool:
+        if isinstance(t, pa.UuidType):
+            return not top
+        return any(inner(t.field(i).type, False) for i in range(t.num_fields))
+    return any(inner(f.type, True) for f in schema)
 
 
 def _text_or_splice(data: bytes, splice: Any) -> str:
