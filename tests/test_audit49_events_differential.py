@@ -20,6 +20,7 @@ that is not UTF-8 inside a game was placed in its game by ``verify FILE`` but no
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -120,3 +121,31 @@ def test_a_line_that_is_not_utf8_is_judged_alike_from_the_file_and_the_store(
     from_file = findings(log)
     assert from_file == [(10, "LOG-EVENT")]
     assert findings("--db", db) == from_file
+
+
+@pytest.mark.parametrize("edit", [b'"seq":-1', b'"seq":9223372036854775808',
+                                  b'"game_id":"' + b"g" * 300 + b'"'],
+                         ids=["seq -1", "seq 2**63", "a 300-char game_id"])
+def test_a_bad_lines_ids_are_read_alike_from_the_file_and_the_store(tmp_path: Path,
+                                                                    edit: bytes) -> None:
+    """The same promise for a line whose seq or game id the store's quarantine cannot hold
+    (a seq outside 0..2**63-1, a game id past 256 chars): both readers read such a line
+    as naming no seq (a LOG-EVENT at the game's last seq) or no game (a line of no game),
+    so ``verify FILE`` and ``verify --db`` give the same findings and the same count of
+    lines of no game."""
+    lines = EXAMPLE.read_bytes().splitlines()
+    key = edit.split(b":")[0]
+    lines[10] = re.sub(key + rb':("[^"]*"|-?\d+)', lambda _m: edit, lines[10], count=1)
+    assert edit in lines[10]
+    log, db = (tmp_path / "log.jsonl").resolve(), tmp_path / "s.duckdb"
+    log.write_bytes(b"".join(line + b"\n" for line in lines))
+    assert _cli("ingest", log, "--db", db, "--json", "--no-progress").exit_code == 1
+
+    def verdict(*source: object) -> tuple[list[tuple[int, str]], int]:
+        out = orjson.loads(_cli("verify", *source, "--json", "--no-progress").stdout)
+        found = sorted((f["seq"], f["rule"]) for g in out["games"] for f in g["findings"])
+        return found, len(out.get("unreadable_lines", []))
+
+    from_file = verdict(log)
+    assert from_file[0], "the edited line leaves a mark on the game"
+    assert verdict("--db", db) == from_file
