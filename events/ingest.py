@@ -538,7 +538,7 @@ class Sequencer:
         the pass, and one already stored makes the row a ``conflict_event_id``, the
         verdict ``lookup_all=True`` gives (the event_id is checked before the seq).
         """
-        quarantined = [Quarantined(i, r, d, *_salvage_ids(lines[i])) for i, r, d in dec.errors]
+        quarantined = [Quarantined(i, r, d, *salvage_ids(lines[i])) for i, r, d in dec.errors]
         # a line that is not a valid event still names its game, most of the time: its
         # place among that game's events (``head``) is recorded as for any quarantined line
         game_ids = set(dec.game_id) | {q.game_id for q in quarantined if q.game_id is not None}
@@ -675,15 +675,20 @@ class Sequencer:
 _SEQ_OR_CHAIN = frozenset({"sequence_gap", "chain_mixed", "chain_break", "bad_hash"})
 
 
-def _salvage_ids(line: bytes) -> tuple[str | None, str | None, int | None]:
+def salvage_ids(line: bytes | str) -> tuple[str | None, str | None, int | None]:
     """``(event_id, game_id, seq)`` of a line that failed decoding, where they can be read,
     so its quarantine row names the game it breaks (a replay of the stored game can then
-    say that an event of it was quarantined, instead of looking at a shorter game)."""
+    say that an event of it was quarantined, instead of looking at a shorter game). The
+    readers of files (``replay/verify.py``) read a bad line's ids here too, so a line is
+    placed alike from the file and from the store: a game id of 1-256 chars, a seq in
+    0..2**63-1 (what the quarantine's columns hold)."""
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError:
         # a line that is not UTF-8: its ids as the readers of files read them (the text
         # decoded with U+FFFD for the bad bytes), so the store and the file place it alike
+        if isinstance(line, str):
+            return None, None, None
         try:
             obj = orjson.loads(line.decode("utf-8", "replace"))
         except orjson.JSONDecodeError:

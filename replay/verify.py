@@ -462,19 +462,12 @@ def read_store_bad_lines(con: Any, run: VerifyRun, game_id: str | None = None, *
 
 def _salvage_ids(raw: str) -> tuple[str | None, int | None]:
     """The game id and seq of a line that failed validation, if they can be read: read as
-    ingest reads them (``events/ingest.py`` ``_salvage_ids``: a game id of 1-256 chars, a
-    seq in 0..2**63-1, what the store's quarantine can hold), so a file's bad line and the
-    same line from the store are placed alike (audit 49)."""
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None, None
-    if not isinstance(obj, dict):
-        return None, None
-    game_id = obj.get("game_id")
-    seq = obj.get("seq")
-    return (game_id if isinstance(game_id, str) and 0 < len(game_id) <= 256 else None,
-            seq if type(seq) is int and 0 <= seq < 2**63 else None)
+    ingest reads them (:func:`~rummyguard.events.ingest.salvage_ids`), so a file's bad
+    line and the same line from the store are placed alike (audit 49)."""
+    from ..events.ingest import salvage_ids
+
+    _, game_id, seq = salvage_ids(raw)
+    return game_id, seq
 
 
 def verify_games(

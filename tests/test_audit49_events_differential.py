@@ -14,7 +14,7 @@ input EVENTS.md allows ("The project may add other inputs, e.g. Parquet, with th
 fields.") turned a date, time or UUID value into a string (orjson writes them itself;
 events/parquet_source.py now quarantines such a row ``not_json``, at any depth); and a line
 that is not UTF-8 inside a game was placed in its game by ``verify FILE`` but not by ingest
-(events/ingest.py ``_salvage_ids`` now reads its ids as the file readers do), so
+(events/ingest.py ``salvage_ids`` now reads its ids as the file readers do), so
 ``verify --db`` judged the game otherwise.
 """
 
