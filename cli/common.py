@@ -147,12 +147,29 @@ def check_output_file(path: Path, option: str) -> None:
         fail(f"{option} {path}: there is no directory {parent}")
 
 
-def write_output(path: Path, data: bytes, option: str) -> None:
-    """Write an output file, or fail with one line (the disk may still refuse it)."""
+def write_output(path: Path, data: bytes, option: str, what: str | None = None) -> None:
+    """Write an output file whole, or fail with one line and leave what was there.
+
+    The bytes go to a temporary file beside it, renamed onto ``path`` once complete: a
+    disk that fills up midway leaves no half file and keeps an earlier one (audit 50). A
+    pipe or a device (``/dev/stdout``, a FIFO) is written in place: a rename would put a
+    regular file where it was. ``what`` names the output in the error (default: the
+    option and the path)."""
+    label = what or f"{option} {path}"
+    if path.exists() and not path.is_file():
+        try:
+            with path.open("wb") as stream:
+                stream.write(data)
+        except OSError as exc:
+            fail(f"cannot write {label}: {one_line(exc)}")
+        return
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
-        path.write_bytes(data)
+        part.write_bytes(data)
+        part.replace(path)
     except OSError as exc:
-        fail(f"cannot write {option} {path}: {one_line(exc)}")
+        part.unlink(missing_ok=True)
+        fail(f"cannot write {label}: {one_line(exc)}")
 
 
 def one_line(exc: BaseException) -> str:

@@ -71,14 +71,22 @@ def demo(
         path.unlink()
         Path(str(path) + ".wal").unlink(missing_ok=True)
     new_store = not path.exists()
-    logs, labels = _simulate(out, games, seed)
-    ingest_summary = _ingest(path, logs)
-    if new_store:
-        _mark_demo_store(path)
-    run = _verify(path)
-    flags = _scan(path, chosen.model)
-    _report(path, run, flags, ingest_summary, out, labels, chosen.label,
-            time.perf_counter() - started)
+    from ..events.store import StoreError
+
+    if path.is_dir():  # before minutes of simulation, not after them
+        fail(f"cannot open store {path}: it is a folder; --db names the store file, "
+             "e.g. --db demo.duckdb")
+    try:
+        logs, labels = _simulate(out, games, seed)
+        ingest_summary = _ingest(path, logs)
+        if new_store:
+            _mark_demo_store(path)
+        run = _verify(path)
+        flags = _scan(path, chosen.model)
+        _report(path, run, flags, ingest_summary, out, labels, chosen.label,
+                time.perf_counter() - started)
+    except StoreError as exc:  # the store cannot be opened or written (locked, read-only)
+        fail(str(exc))
 
 
 def _made_by_demo(path: Path) -> bool:

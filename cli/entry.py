@@ -7,6 +7,7 @@ take a noticeable moment, and a Ctrl-C then must not end in a traceback either.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -46,7 +47,10 @@ def main() -> None:
             interrupted = True
         except Exception as exc:
             if not (_SIGINT_SEEN.is_set() or _is_interrupt(exc)):
-                raise
+                failure = _storage_failure(exc)
+                if failure is None:
+                    raise
+                _fail_at_storage(failure)
             interrupted = True
     except KeyboardInterrupt:
         # the same Ctrl-C, twice: DuckDB ended the query as interrupted and Python's own
@@ -96,6 +100,35 @@ def _is_interrupt(exc: Exception) -> bool:
     if duckdb is not None and isinstance(exc, duckdb.InterruptException):
         return True
     return isinstance(exc, RuntimeError) and str(exc) == "Query interrupted"
+
+
+#: errno values of a disk that cannot take more (full, a quota, a file size limit)
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _storage_failure(exc: Exception) -> str | None:
+    """The one line for a failure of the storage under a command rather than of the
+    command (audit 50): DuckDB refusing a damaged store file, or a disk that is full.
+    Every command checks its inputs up front; these can only show midway, and each
+    store commits per batch, so what was committed before stays. None: anything else
+    (a bug: its traceback is wanted)."""
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is not None and isinstance(exc, duckdb.Error):
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return (f"the store could not be read or written: {text} (a damaged file or a full "
+                "disk; what was committed before is kept: `rummyguard verify-log` checks it)")
+    if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+        return (f"no space left to write: {' '.join(str(exc).split())} (free some space and "
+                "run the command again)")
+    return None
+
+
+def _fail_at_storage(message: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    raise SystemExit(2)
 
 
 def _interrupted() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from .common import (
+    PARQUET_MAGIC,
     check_input_files,
     check_output_file,
     console,
@@ -61,6 +62,13 @@ def _world(source: list[Path], labels: Path, workers: int, save: Path | None = N
             store.close()
     else:
         check_input_files(source)
+        for path in source:
+            with path.open("rb") as head:
+                if head.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC:
+                    # ingest reads Parquet; eval's own reader is for JSONL (audit 50)
+                    fail(f"{path} is a Parquet event log; eval reads JSONL logs, a store or a "
+                         f"facts folder: ingest it first (`rummyguard ingest {path} --db "
+                         "world.duckdb`) and give eval the .duckdb")
         try:
             total, batches = jsonl_game_batches(source)
             tables = run_facts(batches, workers=workers if total > 400 else 0)
@@ -119,6 +127,9 @@ def eval_(
     for path, option in ((save_model, "--save-model"), (report, "--report")):
         if path is not None:
             check_output_file(path, option)
+    if save_facts is not None and save_facts.exists() and not save_facts.is_dir():
+        fail(f"--save-facts {save_facts} is a file; give a folder (its train/ and test/ "
+             "subfolders are made)")
     # the inputs are checked before anything slow starts (fitting the built-in model on
     # first use takes about a minute): a mistyped path or a bad labels file fails at once
     for path in [*(train or []), *(test or [])]:

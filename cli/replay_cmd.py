@@ -35,6 +35,7 @@ from .common import (
     fail,
     one_line,
     print_json,
+    write_output,
 )
 
 #: Events whose timeline sentence names what only some players saw (a stock draw, a
@@ -180,10 +181,8 @@ def replay(
 
         page = render_html(events, viewer=as_player, at=at, bad=bad, until=at if cut else None,
                            kept_back={i: b.code for i, b in kept_back.items()})
-        try:
-            html.write_text(page, encoding="utf-8")
-        except OSError as exc:  # a missing folder, a directory, no permission: one line
-            fail(f"cannot write the HTML page to {html}: {one_line(exc)}")
+        # whole or not at all: a full disk keeps an earlier page, never half of one
+        write_output(html, page.encode("utf-8"), "--html", what=f"the HTML page to {html}")
     # where the replay stopped, if it did at or before ``upto`` (the state is the table
     # there, not at ``upto``); ``finished``: the game reached its end by the rules
     halted_at = partial.halted_at

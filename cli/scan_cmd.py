@@ -62,6 +62,10 @@ def scan(
         fail(f"--engine must be local or ray, not {engine!r}")
     if engine == "local" and (address is not None or from_parquet is not None):
         fail("--address and --from-parquet go with --engine ray")
+    if parquet is not None and not _utf8(parquet):
+        # Arrow takes UTF-8 paths only: say so now, not after the scan (audit 50)
+        fail(f"--parquet {os.fsencode(parquet)!r}: Arrow needs a folder path that is valid "
+             "UTF-8; choose another folder name")
     if parquet is not None and parquet.exists() and not parquet.is_dir():
         fail(f"--parquet {parquet} exists and is not a folder (it names the folder to write into)")
     if parquet is not None and parquet.is_dir():
@@ -174,3 +178,11 @@ def _signal_text(s: dict) -> str:
     if s.get("pair"):
         text += f" [{s['pair']}]"
     return text
+
+
+def _utf8(path: Path) -> bool:
+    try:
+        str(path.resolve()).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -13,7 +13,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..sim.world import WorldConfig, available_variants, build_world, dumps_labels, run_world
-from .common import check_output_file, console, err_console, fail, one_line, write_output
+from .common import (
+    check_output_file,
+    console,
+    db_path,
+    err_console,
+    fail,
+    one_line,
+    write_output,
+)
 
 INGEST_BATCH_BYTES = 32 * 1024 * 1024
 
@@ -76,6 +84,7 @@ def simulate(
     if db is not None:
         from ..events.store import EventStore, StoreError
 
+        db = db_path(db)  # another program's DuckDB file is refused, never written to
         try:
             store = EventStore.open(db)
         except StoreError as exc:
@@ -128,6 +137,28 @@ def _sink(out: Path | None, store: Any | None,
     name in the gzip header, so the same seed still gives the same bytes. Into a store,
     ``source`` names the batches (``ingest_batches.source``): it carries the seed, the
     one record of it in the store (ARCHITECTURE: the simulator's seed is recorded)."""
+    if out is not None and out.exists() and not out.is_file():
+        # a pipe or a device (/dev/stdout, a FIFO): written in place; a rename would put a
+        # regular file where the pipe was
+        try:
+            stream = out.open("wb")
+        except OSError as exc:
+            fail(f"cannot write --out {out}: {one_line(exc)}")
+        piped: IO[bytes] = (gzip.GzipFile(filename="", mode="wb", fileobj=stream, mtime=0)
+                            if out.suffix == ".gz" else stream)
+
+        def write_pipe(data: bytes) -> None:
+            try:
+                piped.write(data)
+            except OSError as exc:
+                fail(f"cannot write --out {out}: {one_line(exc)}")
+
+        def close_pipe() -> str:
+            piped.close()
+            stream.close()
+            return f"wrote {out}"
+
+        return write_pipe, close_pipe
     if out is not None:
         part = out.with_name(out.name + ".part")  # renamed onto --out only when complete
         try:
@@ -139,12 +170,18 @@ def _sink(out: Path | None, store: Any | None,
                              if out.suffix == ".gz" else raw)
 
         def write(data: bytes) -> None:
-            handle.write(data)
+            try:
+                handle.write(data)
+            except OSError as exc:  # a full disk: one line; atexit removes the .part
+                fail(f"cannot write --out {out}: {one_line(exc)}")
 
         def close() -> str:
-            handle.close()
-            raw.close()
-            part.replace(out)
+            try:
+                handle.close()
+                raw.close()
+                part.replace(out)
+            except OSError as exc:
+                fail(f"cannot write --out {out}: {one_line(exc)}")
             return f"wrote {out}"
 
         return write, close

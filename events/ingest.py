@@ -675,6 +675,19 @@ class Sequencer:
 _SEQ_OR_CHAIN = frozenset({"sequence_gap", "chain_mixed", "chain_break", "bad_hash"})
 
 
+def source_name(path: Path) -> str:
+    """The name a file's lines are kept under (``quarantine.source``,
+    ``ingest_batches.source``): its absolute path, as text DuckDB can hold. A name that is
+    not UTF-8 (a Latin-1 file system, an old export) keeps its odd bytes as ``\\xff``
+    escapes (audit 50: the raw name ended ingest with an encoding error)."""
+    name = str(path.resolve())
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
+
+
 def salvage_ids(line: bytes | str) -> tuple[str | None, str | None, int | None]:
     """``(event_id, game_id, seq)`` of a line that failed decoding, where they can be read,
     so its quarantine row names the game it breaks (a replay of the stored game can then
@@ -1193,8 +1206,9 @@ def ingest_files(
     try:
         for path in files:
             with _Source(path) as src:
-                summary.open_file(str(path.resolve()))
-                _read_source(src, str(path.resolve()), batch_lines, chunk, pool, workers, writer)
+                name = source_name(path)
+                summary.open_file(name)
+                _read_source(src, name, batch_lines, chunk, pool, workers, writer)
     except KeyboardInterrupt:
         writer.stop()  # the batch in hand ends whole; the queued ones are left for a re-run
         raise

@@ -115,8 +115,16 @@ def _batch_lines(batch: pa.RecordBatch) -> Iterator[bytes]:
     uuids = False
     for i in range(batch.num_rows):
         text = raw[i] if raw is not None else None
+        if isinstance(text, str):
+            yield text.encode("utf-8")
+            continue
+        if isinstance(text, bytes):
+            yield text
+            continue
         if text is not None:
-            yield text.encode("utf-8") if isinstance(text, str) else bytes(text)
+            # a ``raw`` column of numbers, lists or structs is no line: quarantined
+            # ``not_json`` with the value as read (``bytes(5)`` would have made 5 NULs)
+            yield _UNJSONABLE + repr({"raw": text}).encode("utf-8", "backslashreplace")
             continue
         if rows is None:
             rows = batch.select([n for n in names if n != "raw"]).to_pylist()

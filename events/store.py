@@ -29,6 +29,7 @@ Originals are never rewritten. Reads (:meth:`EventStore.load_game`) upcast.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -170,7 +171,10 @@ class VerifyReport:
 
 #: schemas of the store; DuckDB names a database after its file, so a file called
 #: ``store.duckdb`` would make ``store.events`` ambiguous (catalog or schema?)
-RESERVED_STEMS = frozenset({"store", "fraud", "main", "system", "temp"})
+RESERVED_STEMS = frozenset({"store", "fraud", "main", "system", "temp",
+                            # DuckDB's own schemas: a catalog of that name makes every
+                            # query of them ambiguous (audit 50)
+                            "information_schema", "pg_catalog"})
 
 
 def check_store_name(path: Path) -> None:
@@ -197,6 +201,11 @@ def _connect(path: Path, read_only: bool, config: dict[str, Any], wait: float
     CSV or Parquet file given as a database as an in-memory database with a view over
     it, so writes would be reported and lost."""
     check_store_name(path)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # DuckDB takes UTF-8 paths only (it fails with bad_cast)
+        raise StoreError(f"cannot open store {os.fsencode(path)!r}: DuckDB needs a path that "
+                         "is valid UTF-8; rename the file or its folder") from None
     if path.is_file() and path.stat().st_size > 0 and not is_duckdb_file(path):
         raise StoreError(f"cannot open store {path}: not a DuckDB database file")
     deadline = time.monotonic() + wait
@@ -209,6 +218,47 @@ def _connect(path: Path, read_only: bool, config: dict[str, Any], wait: float
             time.sleep(0.05)
         except duckdb.Error as exc:
             raise StoreError(f"cannot open store {path}: {_one_line(exc)}") from None
+
+
+_EXPECTED_COLUMNS: dict[str, frozenset[str]] = {}
+
+
+def _expected_columns() -> dict[str, frozenset[str]]:
+    """The columns of each ``store.*`` table as this version creates them (read once from
+    :data:`_DDL` run in memory, so the check cannot drift from the schema)."""
+    if not _EXPECTED_COLUMNS:
+        mem = duckdb.connect()
+        try:
+            mem.execute(_DDL)
+            for table, column in mem.execute(
+                "SELECT table_name, column_name FROM duckdb_columns() "
+                "WHERE schema_name = 'store' AND database_name = current_database()"
+            ).fetchall():
+                _EXPECTED_COLUMNS[table] = _EXPECTED_COLUMNS.get(table, frozenset()) | {column}
+        finally:
+            mem.close()
+    return _EXPECTED_COLUMNS
+
+
+def _schema_mismatch(con: duckdb.DuckDBPyConnection) -> str | None:
+    """What stops this version from using the file's ``store`` schema: a table of ours
+    without a column this version reads or writes (audit 50: a store of an older schema,
+    or another program's tables under our names, ended commands with a traceback, and
+    write mode first added our other tables to the file). None: fine, or no store yet."""
+    have: dict[str, set[str]] = {}
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() "
+        "WHERE schema_name = 'store' AND database_name = current_database()"
+    ).fetchall():
+        have.setdefault(table, set()).add(column)
+    for table, columns in sorted(_expected_columns().items()):
+        if table in have:
+            missing = sorted(columns - have[table])
+            if table == "quarantine":  # added by a migration of _DDL itself
+                missing = [c for c in missing if c != "head"]
+            if missing:
+                return f"its table store.{table} has no column {', '.join(missing)}"
+    return None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -263,6 +313,12 @@ class EventStore:
             raise StoreError(f"no store at {path} (ingest something first)")
         con = _connect(path, read_only, dict(config or {}), wait)
         store = cls(con, path, read_only)
+        mismatch = _schema_mismatch(con)
+        if mismatch is not None:  # before anything is written to it
+            con.close()
+            raise StoreError(f"{path} is not a store this version of rummyguard can use: "
+                             f"{mismatch} (another program's file, or a store of another "
+                             "version: ingest the logs into a new store)")
         if read_only:
             if not store._has_schema():
                 con.close()

@@ -106,6 +106,12 @@ def read_labels(path: str | Path) -> Truth:
     if not isinstance(doc, dict):
         raise LabelsError(f"{p} is not a labels file: a JSON object is expected, "
                           f"got {type(doc).__name__}")
+    # another JSON object (a bundle's manifest.json, `{}`) would read as a world without
+    # fraud and score as one, silently (audit 50): the simulator's file has both lists
+    missing = [k for k in ("players", "mechanisms") if not isinstance(doc.get(k), list)]
+    if missing:
+        raise LabelsError(f"{p} is not a labels file (`rummyguard simulate --labels` writes "
+                          f"one): it has no {' and no '.join(repr(k) for k in missing)} list")
     return parse_labels(doc)
 
 

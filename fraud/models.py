@@ -71,6 +71,7 @@ format version, feature lists or scikit-learn version differ, with a clear messa
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, field
 from functools import partial
@@ -660,8 +661,17 @@ class FraudModel:
 
     # -- files ----------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        joblib.dump(self, path, compress=3)
+        """Write the model whole or not at all: into a temporary file beside ``path``,
+        renamed onto it once complete, so a full disk keeps an earlier model at ``path``
+        instead of a truncated one (audit 50)."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part = target.with_name(f".{target.name}.{os.getpid()}.part")
+        try:
+            joblib.dump(self, part, compress=3)
+            part.replace(target)
+        finally:
+            part.unlink(missing_ok=True)
 
 
 def load_model(path: str | Path) -> FraudModel:

@@ -625,10 +625,10 @@ _DDL = """
 CREATE SCHEMA IF NOT EXISTS store;
 CREATE TABLE IF NOT EXISTS store.replay_games (
     game_id VARCHAR PRIMARY KEY, variant VARCHAR, clean BOOLEAN, halted BOOLEAN,
-    winners VARCHAR[], findings INTEGER, events INTEGER, last_seq INTEGER, verified_at TIMESTAMP
+    winners VARCHAR[], findings INTEGER, events BIGINT, last_seq BIGINT, verified_at TIMESTAMP
 );
 CREATE TABLE IF NOT EXISTS store.replay_findings (
-    game_id VARCHAR, seq INTEGER, rule VARCHAR, kind VARCHAR, message VARCHAR, n INTEGER
+    game_id VARCHAR, seq BIGINT, rule VARCHAR, kind VARCHAR, message VARCHAR, n INTEGER
 );
 CREATE TABLE IF NOT EXISTS store.replay_player_games (
     game_id VARCHAR, player VARCHAR, seat INTEGER, variant VARCHAR, net BIGINT,
@@ -651,6 +651,7 @@ def save_run(con: Any, run: VerifyRun) -> None:
     import pyarrow as pa
 
     con.execute(_DDL)
+    _widen_seq_columns(con)
     ids = [r.game_id for r in run.records]
     games, findings, players = [], [], []
     for r in run.records:
@@ -679,6 +680,26 @@ def save_run(con: Any, run: VerifyRun) -> None:
     except Exception:
         con.execute("ROLLBACK")
         raise
+
+
+#: columns that hold a seq: BIGINT since audit 50 (a quarantined line folded back into its
+#: game may name any seq up to 2**63-1; INTEGER made its finding end ``verify --db`` with
+#: a conversion error)
+_SEQ_COLUMNS = (("replay_findings", "seq"), ("replay_games", "last_seq"),
+                ("replay_games", "events"))
+
+
+def _widen_seq_columns(con: Any) -> None:
+    """Bring a store whose replay tables an earlier version made (seq as INTEGER) to
+    BIGINT, once: the table is rewritten only while a column is still INTEGER."""
+    narrow = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'store' "
+        "AND database_name = current_database() AND data_type = 'INTEGER' "
+        "AND (table_name, column_name) IN (SELECT * FROM (VALUES "
+        + ", ".join(f"('{t}', '{c}')" for t, c in _SEQ_COLUMNS) + "))"
+    ).fetchall()
+    for table, column in narrow:
+        con.execute(f"ALTER TABLE store.{table} ALTER COLUMN {column} TYPE BIGINT")
 
 
 def _insert(con: Any, table: str, rows: list[tuple], columns: list[str],

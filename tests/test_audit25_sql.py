@@ -867,7 +867,7 @@ DOC_COLUMNS: dict[str, dict[str, str]] = {
                    "detail": "VARCHAR", "raw": "VARCHAR", "event_id": "VARCHAR",
                    "game_id": "VARCHAR", "seq": "BIGINT", "batch_id": "BIGINT",
                    "received_at": "TIMESTAMP"},
-    "findings": {"game_id": "VARCHAR", "seq": "INTEGER", "rule": "VARCHAR", "kind": "VARCHAR",
+    "findings": {"game_id": "VARCHAR", "seq": "BIGINT", "rule": "VARCHAR", "kind": "VARCHAR",
                  "message": "VARCHAR", "variant": "VARCHAR"},
     "player_games": {"game_id": "VARCHAR", "player": "VARCHAR", "seat": "INTEGER",
                      "variant": "VARCHAR", "net": "BIGINT", "score": "BIGINT", "won": "BOOLEAN",
