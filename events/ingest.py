@@ -815,10 +815,13 @@ def write_plan(
     con.execute(
         "INSERT INTO store.ingest_batches (batch_id, source, first_line, last_line, lines_read, "
         "stored, duplicates, quarantined, started_at, committed_at) "
-        # UTC, as started_at: a plain now()::TIMESTAMP is the machine zone's wall clock
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, make_timestamp(?::BIGINT), now() AT TIME ZONE 'UTC')",
+        # both UTC wall-clock times from Python: DuckDB's now() is the time the transaction
+        # *began*, before the batch's work (audit 51), and a plain now()::TIMESTAMP is the
+        # machine zone's wall clock; this row is the batch's last write before COMMIT
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, make_timestamp(?::BIGINT), make_timestamp(?::BIGINT))",
         [batch_id, source, first_line, first_line + len(lines) - 1, len(lines), n_stored,
-         plan.duplicates, len(plan.quarantined), int(started * 1_000_000)],
+         plan.duplicates, len(plan.quarantined), int(started * 1_000_000),
+         int(time.time() * 1_000_000)],
     )
     return batch_id
 
