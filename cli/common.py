@@ -152,11 +152,11 @@ def write_output(path: Path, data: bytes, option: str, what: str | None = None) 
 
     The bytes go to a temporary file beside it, renamed onto ``path`` once complete: a
     disk that fills up midway leaves no half file and keeps an earlier one (audit 50). A
-    pipe or a device (``/dev/stdout``, a FIFO) is written in place: a rename would put a
-    regular file where it was. ``what`` names the output in the error (default: the
+    pipe, a device (``/dev/stdout``, a FIFO) or a symbolic link is written in place: a
+    rename would put a regular file where it was. ``what`` names the output in the error (default: the
     option and the path)."""
     label = what or f"{option} {path}"
-    if path.exists() and not path.is_file():
+    if path.is_symlink() or (path.exists() and not path.is_file()):  # a link: written through
         try:
             with path.open("wb") as stream:
                 stream.write(data)

@@ -382,9 +382,6 @@ class GameEngine:
         if event_id not in self._event_ids:
             return "repeated or out of order"
         first = self._event_ids[event_id]
-        # both chained, or not compared: a copy without hash fields is how an unchained
-        # log repeats an event, and the store (which chains such a log at ingest) and the
-        # file must word it alike (audit 35)
         link = self._ingest_links.get(event_id)
         if first is None and link is not None and "hash" not in event \
                 and "prev_hash" not in event:
@@ -401,6 +398,9 @@ class GameEngine:
                 return "repeated: the same event_id again, with the same content (a retry or overlapping files)"
             return (f"repeated: event_id {event_id!r} again with other content (a conflict: "
                     "EVENTS.md rejects it, ingest quarantines it)")
+        # both chained, or not compared: a copy without hash fields is how an unchained
+        # log repeats an event, and the store (which chains such a log at ingest) and the
+        # file must word it alike (audit 35)
         if first is None or event.get("hash") is None or "upcast_from" in event:
             return "repeated: the same event_id again (unchained: content not compared)"
         # the same line again: its content and its hash field as the first's (ingest's

@@ -35,16 +35,13 @@ import pytest
 from logkit import Log, findings, stacked_deck
 from r500kit import P2, RUN_H, SET_7, Script
 
+# audit 41's classic table (the same hands, up-card and stock) and its turn helpers
+from test_audit41_classic_michigan import H1, H2, H3, STOCK, UP, auto, classic3, turn
+
 from rummyguard.events.cards import format_card
 from rummyguard.replay.engine import replay
 
 # == classic (RULES.md §1) ====================================================================
-
-H1 = ["3H", "4H", "5H", "6H", "7H", "9C", "9D", "9S", "TD", "JD", "QD", "KC", "KD", "KH", "2C"]
-H2 = ["AS", "2S", "5C", "6D", "8S", "8C", "JC", "QS", "4D", "7C", "TC", "3S", "5D", "6S"]
-H3 = ["AC", "2D", "3C", "4S", "5S", "7D", "8H", "9H", "TH", "JH", "QC", "4C", "6C", "7S"]
-UP = "8D"
-STOCK = ["2H", "3D", "4D", "5D", "6H", "7H", "8H", "9D", "TH", "JH", "QH", "KH", "AH", "2S"]
 
 
 def classic(seats: list[str], hands: list[list[str]], stock: list[str] | None = None,
@@ -54,27 +51,6 @@ def classic(seats: list[str], hands: list[list[str]], stock: list[str] | None = 
     log.created("classic", seats, dealer=len(seats) - 1, **created)
     log.round(stacked_deck(hands, UP, stock or STOCK), dealer=len(seats) - 1)
     return log
-
-
-def classic3(stock: list[str] | None = None, **created) -> Log:
-    return classic(["p1", "p2", "p3"], [H1, H2, H3], stock, **created)
-
-
-def stock_top(log: Log) -> str:
-    return format_card(replay(log.events).state.stock[-1])
-
-
-def auto(log: Log, player: str, dt: float, strike: int) -> int:
-    """An auto-play as CL-AUTOPLAY gives it on a turn with a draw (stock top, not a joker)."""
-    card = stock_top(log)
-    return log.add("AutoPlayed", "system", {"player": player, "drew": card, "discarded": card,
-                                            "strike": strike}, dt=dt)
-
-
-def turn(log: Log, player: str) -> None:
-    card = stock_top(log)
-    log.draw(player, "stock", card, dt=2)
-    log.discard(player, card, dt=1)
 
 
 def test_CL_FRESH_a_strikes_removal_completes_the_vote_and_the_first_fresh_charges_those_left() -> None:
