@@ -806,9 +806,11 @@ def write_plan(
                 "INSERT INTO store.quarantine (source, line_no, reason, detail, raw, raw_bytes, "
                 "raw_sha256, event_id, game_id, seq, head, batch_id, received_at) "
                 "SELECT source, line_no, reason, detail, raw, raw_bytes, raw_sha256, event_id, "
-                "game_id, seq, head, ?, now() AT TIME ZONE 'UTC' FROM _rg_quarantine "
+                # the wall-clock time of the write (DuckDB's now() is the transaction's
+                # start, before the batch's work: audit 51, as committed_at below)
+                "game_id, seq, head, ?, make_timestamp(?::BIGINT) FROM _rg_quarantine "
                 "ON CONFLICT DO NOTHING",
-                [batch_id],
+                [batch_id, int(time.time() * 1_000_000)],
             )
         finally:
             _unregister(con, "_rg_quarantine")

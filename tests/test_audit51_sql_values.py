@@ -3,7 +3,8 @@ computation (events, games, player_games, findings, moves, chip_flows, sessions,
 quarantine, ingest_batches and flags on five stores of all four variants): one defect,
 fixed and pinned here. ``ingest_batches.committed_at`` was DuckDB's ``now()``, the time
 the batch's transaction *began* (within 0.3 ms of ``started_at`` however long the batch
-took); it is now the wall-clock time of the batch's last write before its COMMIT."""
+took); it is now the wall-clock time of the batch's last write before its COMMIT, and
+``quarantine.received_at`` the time the batch wrote the line (it was ``now()`` too)."""
 
 from __future__ import annotations
 
@@ -33,15 +34,20 @@ def test_ingest_batches_committed_at_is_the_commit_time(
     db = tmp_path / "s.duckdb"
     store = EventStore.open(db)
     try:
-        store.ingest_lines(SAMPLE.read_bytes().splitlines(), source=str(SAMPLE))
+        # the sample, and one line that is not JSON: quarantine.received_at is a time too
+        store.ingest_lines([*SAMPLE.read_bytes().splitlines(), b"not json"],
+                           source=str(SAMPLE))
     finally:
         store.close()
     con = connect_readonly(db)
     try:
         (started, committed), = con.execute(
             "SELECT started_at, committed_at FROM ingest_batches").fetchall()
+        (received,), = con.execute("SELECT received_at FROM quarantine").fetchall()
     finally:
         con.close()
     # the batch committed after its DELAY seconds of work, so at least that long after it
     # started
     assert (committed - started).total_seconds() >= DELAY * 0.8, (started, committed)
+    # the quarantined line was written by the same batch, after its work
+    assert (received - started).total_seconds() >= DELAY * 0.8, (started, received)
