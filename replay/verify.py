@@ -194,8 +194,11 @@ def _read_lines(paths: Iterable[Path]) -> Iterator[tuple[Path, int, str, Any]]:
 
 def _bad_line(run: VerifyRun, path: Path, line_no: int, raw: str, error: object) -> BadLine:
     """Record a line that is not a valid event (with its object when it names its game
-    and seq, so the replay can take it in its place)."""
-    game_id, seq = _salvage_ids(raw)
+    and seq, so the replay can take it in its place). Its ids are read as ingest reads
+    them, so the line is placed alike from the file and from the store (audit 49)."""
+    from ..events.ingest import salvage_ids
+
+    _, game_id, seq = salvage_ids(raw)
     obj = None
     if game_id is not None and seq is not None and seq >= 0:  # a place in its game
         obj = orjson.loads(raw)
@@ -458,16 +461,6 @@ def read_store_bad_lines(con: Any, run: VerifyRun, game_id: str | None = None, *
             con.unregister("_rg_games")
         for game, raw, prev, h in stored:
             run.store_games.setdefault(game, []).append(event_from_row(raw, prev, h))
-
-
-def _salvage_ids(raw: str) -> tuple[str | None, int | None]:
-    """The game id and seq of a line that failed validation, if they can be read: read as
-    ingest reads them (:func:`~rummyguard.events.ingest.salvage_ids`), so a file's bad
-    line and the same line from the store are placed alike (audit 49)."""
-    from ..events.ingest import salvage_ids
-
-    _, game_id, seq = salvage_ids(raw)
-    return game_id, seq
 
 
 def verify_games(

@@ -48,6 +48,17 @@ def turn(log: Log, player: str) -> None:
     log.discard(player, card, dt=1)
 
 
+def strike_out(log: Log, player: str = "p2") -> None:
+    """CL-STRIKES at p1 p2 p3 with p2 timing out: three auto-plays (120 s on his first
+    turn, then 90 s), each followed by p3's and p1's turns, then his removal at the fourth
+    timeout (90 s)."""
+    for strike, dt in ((1, 120), (2, 90), (3, 90)):
+        auto(log, player, dt, strike)
+        turn(log, "p3")
+        turn(log, "p1")
+    log.sys("PlayerRemoved", {"player": player, "reason": "strikes"}, dt=90)
+
+
 def test_CL_FRESH_a_press_by_a_player_who_left_is_not_a_move_out_of_turn() -> None:
     """EVENTS.md: "PlayerConnected, PlayerDisconnected, PlayerLeft and FreshPressed may
     come at any moment; the others are moves, made in turn". RULES.md C-TURN: "a *move*
@@ -77,16 +88,7 @@ def test_CL_STRIKES_removal_at_the_fourth_timeout_starts_the_next_turn(dt: float
     p3's draw 90 s after the removal is on time, 90.001 s is late."""
     log = classic3()
     log.discard("p1", "2C")
-    auto(log, "p2", 120, 1)
-    turn(log, "p3")
-    turn(log, "p1")
-    auto(log, "p2", 90, 2)
-    turn(log, "p3")
-    turn(log, "p1")
-    auto(log, "p2", 90, 3)
-    turn(log, "p3")
-    turn(log, "p1")
-    log.sys("PlayerRemoved", {"player": "p2", "reason": "strikes"}, dt=90)
+    strike_out(log)
     card = stock_top(log)
     seq = log.draw("p3", "stock", card, dt=dt)
     rec = replay(log.events)

@@ -36,7 +36,15 @@ from logkit import Log, findings, stacked_deck
 from r500kit import P2, RUN_H, SET_7, Script
 
 # audit 41's classic table (the same hands, up-card and stock) and its turn helpers
-from test_audit41_classic_michigan import H1, H2, H3, STOCK, UP, auto, classic3, turn
+from test_audit41_classic_michigan import (
+    H1,
+    H2,
+    H3,
+    STOCK,
+    UP,
+    classic3,
+    strike_out,
+)
 
 from rummyguard.events.cards import format_card
 from rummyguard.replay.engine import replay
@@ -66,16 +74,7 @@ def test_CL_FRESH_a_strikes_removal_completes_the_vote_and_the_first_fresh_charg
     log.discard("p1", "2C")
     log.add("FreshPressed", "p1", {})
     log.add("FreshPressed", "p3", {})
-    auto(log, "p2", 120, 1)
-    turn(log, "p3")
-    turn(log, "p1")
-    auto(log, "p2", 90, 2)
-    turn(log, "p3")
-    turn(log, "p1")
-    auto(log, "p2", 90, 3)
-    turn(log, "p3")
-    turn(log, "p1")
-    log.sys("PlayerRemoved", {"player": "p2", "reason": "strikes"}, dt=90)
+    strike_out(log)
     log.round(stacked_deck([H1, H3], UP, STOCK), dealer=2, redeal=1)
     log.discard("p1", "2C")
     rec = replay(log.events)
