@@ -6,10 +6,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import tempfile
 from functools import partial
 from pathlib import Path
 
@@ -27,24 +25,11 @@ from ..replay.bundle import (
     check_bundle,
     read_manifest,
 )
-from .common import DbOption, console, db_path, err_console, fail, print_json
+from .common import DbOption, console, db_path, err_console, fail, print_json, write_output
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _MARK = {"pass": "[green]PASS[/]", "fail": "[bold red]FAIL[/]", "warn": "[yellow]WARN[/]",
          "skip": "[dim]SKIP[/]"}
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write the whole file or nothing: a half-written bundle must never be mailed."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def dispute(
@@ -82,7 +67,8 @@ def dispute(
              code=1)
     except (BundleError, StoreError, duckdb.Error) as exc:
         fail(str(exc))
-    _write_atomically(bundle, data)
+    # whole or nothing (a half-written bundle must never be mailed); a pipe is written in place
+    write_output(bundle, data, "--bundle")
     manifest = read_manifest(data)
     cp = manifest["checkpoint"]
     # game ids and paths are the user's: printed as they are, never read as markup

@@ -8,7 +8,7 @@ import orjson
 import typer
 
 from ..events.models import event_json_schemas
-from .common import fail, one_line, print_json
+from .common import fail, one_line, print_json, write_output
 
 
 def schema(
@@ -25,10 +25,11 @@ def schema(
         fail(f"{out} exists and is not a folder (--out names the folder to write into)")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for name, body in schemas.items():
-            (out / f"{name}.schema.json").write_bytes(
-                orjson.dumps(body, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
-            )
     except OSError as exc:
         fail(f"cannot write the schemas to {out}: {one_line(exc)}")
+    # each file whole or not at all: a disk that fills up midway leaves no half schema
+    for name, body in schemas.items():
+        target = out / f"{name}.schema.json"
+        write_output(target, orjson.dumps(body, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2),
+                     "--out", what=f"the schema {target}")
     typer.echo(f"wrote {len(schemas)} schemas to {out}")

@@ -378,3 +378,57 @@ def test_scan_parquet_into_a_folder_whose_name_is_not_utf8(spec_store: Path,
            "--parquet", folder)
     assert "Traceback" not in r.stderr, r.stderr[-1500:]
     assert r.returncode == 0 or len(r.stderr.strip().splitlines()) == 1, r.stderr[-1500:]
+
+
+# --- left open by audit 50, fixed in session 24 -----------------------------------------
+
+def test_schema_out_on_a_full_disk_leaves_no_half_schema(tmp_path: Path) -> None:
+    """Each schema file is whole or absent (the largest, GameCreated.v1, is ~3.9 kB)."""
+    import json
+
+    out = tmp_path / "schemas"
+    out.mkdir()
+    earlier = out / "GameCreated.v1.schema.json"
+    earlier.write_text('{"earlier": true}')
+    r = subprocess.run([RG, "schema", "--out", str(out)], capture_output=True, text=True,
+                       timeout=120, preexec_fn=_small_files(2048))
+    assert "cannot write" in one_line_error(r)
+    assert earlier.read_text() == '{"earlier": true}', "the earlier schema was cut"
+    written = sorted(out.iterdir())
+    assert all(p.name.endswith(".schema.json") for p in written), written  # no .part left
+    for path in written:
+        json.loads(path.read_text())  # a half file would not parse
+
+
+def test_dispute_bundle_into_a_fifo_writes_through_it(tmp_path: Path) -> None:
+    """``dispute --bundle`` onto a named pipe streams the zip through it (it used to rename a
+    regular file over the pipe: the reader got nothing)."""
+    import io
+    import os
+    import stat
+    import threading
+    import zipfile
+
+    db = tmp_path / "s.duckdb"
+    assert rg("ingest", SPEC_LOG, "--db", db, "--no-progress").returncode == 0
+    assert rg("checkpoint", "--db", db).returncode == 0
+    fifo = tmp_path / "bundle.pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read_all() -> None:
+        with open(fifo, "rb") as stream:  # blocks until the writer opens the pipe
+            received.append(stream.read())
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    r = rg("dispute", "example-classic", "--db", db, "--bundle", fifo)
+    if reader.is_alive():  # the command never opened the pipe: release the reader
+        with open(fifo, "wb"):
+            pass
+    reader.join(timeout=30)
+    assert r.returncode == 0, r.stderr[-800:]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced by a regular file"
+    assert received and received[0], "nothing came through the pipe"
+    with zipfile.ZipFile(io.BytesIO(received[0])) as bundle:
+        assert "manifest.json" in bundle.namelist()
