@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -242,13 +243,22 @@ def publish_views(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def write_parquet(tables: dict[str, pa.Table], directory: str | Path) -> list[Path]:
-    """One Parquet file per fact table (``DIR/<table>.parquet``)."""
+    """One Parquet file per fact table (``DIR/<table>.parquet``), each written whole.
+
+    A file goes to a temporary name beside it and is renamed once complete: a disk that
+    fills up midway leaves the earlier file (or none), never a truncated Parquet file a
+    reader would fail on later."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     files = []
     for name, tbl in tables.items():
         path = out / f"{name}.parquet"
-        pq.write_table(tbl, path, compression="zstd")
+        part = out / f".{name}.parquet.{os.getpid()}.part"
+        try:
+            pq.write_table(tbl, part, compression="zstd")
+            part.replace(path)
+        finally:
+            part.unlink(missing_ok=True)
         files.append(path)
     return files
 

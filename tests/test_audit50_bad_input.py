@@ -432,3 +432,24 @@ def test_dispute_bundle_into_a_fifo_writes_through_it(tmp_path: Path) -> None:
     assert received and received[0], "nothing came through the pipe"
     with zipfile.ZipFile(io.BytesIO(received[0])) as bundle:
         assert "manifest.json" in bundle.namelist()
+
+
+def test_fact_parquet_on_a_full_disk_keeps_the_earlier_file(tmp_path: Path) -> None:
+    """``scan --parquet`` / ``eval --save-facts`` write each fact file whole
+    (``fraud.pipeline.write_parquet``): a disk that fills up midway keeps the earlier file
+    readable, instead of leaving a truncated Parquet file."""
+    earlier = pa.table({"x": [1, 2, 3]})
+    pq.write_table(earlier, tmp_path / "moves.parquet")
+    script = (
+        "import sys, numpy as np, pyarrow as pa\n"
+        "from rummyguard.fraud.pipeline import write_parquet\n"
+        "big = pa.table({'x': np.random.default_rng(0).integers(0, 2**62, 400_000)})\n"
+        "try:\n"
+        "    write_parquet({'moves': big}, sys.argv[1])\n"
+        "except OSError:\n"
+        "    sys.exit(3)\n")
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
+                       text=True, timeout=120, preexec_fn=_small_files(200_000))
+    assert r.returncode == 3, (r.returncode, r.stderr[-800:])
+    assert pq.read_table(tmp_path / "moves.parquet").equals(earlier)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["moves.parquet"]
