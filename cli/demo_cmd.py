@@ -44,7 +44,7 @@ def demo(
                               help="The world's seed (same seed, same world)."),
     model: str | None = typer.Option(
         None, "--model", help="As for `rummyguard scan`: 'builtin' (the default; fitted once "
-        "on first use, about a minute, then cached), a saved model file, or 'none'.",
+        "on first use, about 15 seconds, then cached), a saved model file, or 'none'.",
         show_default=False),
     fresh: bool = typer.Option(True, "--fresh/--keep", help="Start from an empty store (replacing "
                                "a store an earlier demo made; any other store is refused)."),
@@ -140,7 +140,7 @@ def _ingest(path: Path, logs: list[Path]) -> Any:
     offsets = {str(p.resolve()): sum(sizes[:i]) for i, p in enumerate(logs)}
     with EventStore.open(path) as store, _bar("ingest (MB)", -(-sum(sizes) // mb)) as update:
         return store.ingest_files(logs, progress=lambda source, done, _size, _summary: update(
-            completed=(offsets.get(source, 0) + done) // mb))
+            completed=-(-(offsets.get(source, 0) + done) // mb)))  # rounded up, as the total
 
 
 def _verify(path: Path) -> Any:

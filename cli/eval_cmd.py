@@ -131,7 +131,7 @@ def eval_(
         fail(f"--save-facts {save_facts} is a file; give a folder (its train/ and test/ "
              "subfolders are made)")
     # the inputs are checked before anything slow starts (fitting the built-in model on
-    # first use takes about a minute): a mistyped path or a bad labels file fails at once
+    # first use takes about 15 seconds): a mistyped path or a bad labels file fails at once
     for path in [*(train or []), *(test or [])]:
         if not path.exists():
             fail(f"no such file: {path}")

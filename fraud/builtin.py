@@ -7,7 +7,7 @@ has no world of its own to train on. A pickled model would tie the package to on
 scikit-learn build (joblib files do not load across versions), so what ships is the
 *training data* — the player and pair feature tables of one simulated training world and
 its acted positives (fraud/builtin/, about 1.5 MB) — and the model is fitted from them on
-first use (about a minute, once), then cached:
+first use (about 15 seconds, once), then cached:
 
 - cache: ``$RUMMYGUARD_CACHE``, else ``$XDG_CACHE_HOME/rummyguard``, else
   ``~/.cache/rummyguard``; the file name carries a key of the bundle's bytes, the model
@@ -138,7 +138,7 @@ def builtin_model(*, note: Callable[[str], None] | None = None,
         lock = open(path.with_suffix(".lock"), "a+b")  # noqa: SIM115 (held across the fit)
     except (OSError, RuntimeError) as exc:  # RuntimeError: no home directory to put it in
         if note is not None:
-            note(f"cannot cache the built-in model ({exc}); fitting it in memory (about a minute)")
+            note(f"cannot cache the built-in model ({exc}); fitting it in memory (about 15 seconds)")
         return fit_builtin(bundle)
     with lock:
         _lock(lock, note)  # another process fitting it: wait, then read its file
@@ -146,7 +146,7 @@ def builtin_model(*, note: Callable[[str], None] | None = None,
         if cached is not None:
             return cached
         if note is not None:
-            note(f"fitting the built-in model on its simulated training world (about a minute, "
+            note(f"fitting the built-in model on its simulated training world (about 15 seconds, "
                  f"once; cached in {path.parent})")
         model = fit_builtin(bundle)
         _save_atomic(model, path, note)
