@@ -89,7 +89,7 @@ _RECORD_SCHEMA = pa.schema([("game_id", pa.string()), ("record", pa.large_binary
 
 
 class RayUnavailable(RuntimeError):
-    """Ray (the ``ray`` extra) is not installed."""
+    """Ray (the ``ray`` extra) is not installed, or the cluster asked for cannot be joined."""
 
 
 class ExportMismatch(RuntimeError):
@@ -111,9 +111,19 @@ def require_ray() -> ModuleType:
 
 # --- the per-block function (runs in Ray workers; pure, no Ray import) ---------------------
 
+def _export_pattern(parquet_dir: str | Path) -> str | None:
+    """The export's files as a ``read_parquet`` glob (SQL-quoted); None when it has none
+    (the export of an empty store)."""
+    if not any(Path(parquet_dir).rglob("*.parquet")):
+        return None
+    return str(Path(parquet_dir).resolve() / "**" / "*.parquet").replace("'", "''")
+
+
 def game_manifest(con: duckdb.DuckDBPyConnection, parquet_dir: str | Path) -> pa.Table:
     """``(game_id, n)``: each game's event count in the export, sorted by game_id."""
-    pattern = str(Path(parquet_dir).resolve() / "**" / "*.parquet").replace("'", "''")
+    pattern = _export_pattern(parquet_dir)
+    if pattern is None:
+        return pa.table({"game_id": pa.array([], pa.string()), "n": pa.array([], pa.int64())})
     return con.sql(
         f"SELECT game_id, count(*) AS n FROM read_parquet('{pattern}', hive_partitioning = false) "
         f"GROUP BY game_id ORDER BY game_id").to_arrow_table()
@@ -358,7 +368,14 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
                                   "configure_logging": False}
         if address is None:
             kwargs.update(num_cpus=num_cpus, object_store_memory=object_store_memory)
-        ray.init(address=address, **kwargs)
+        try:
+            ray.init(address=address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+            # no cluster at the address, a malformed address, a refused handshake: the
+            # user's to fix, said in one line (README: user errors are one line, exit 2)
+            where = f"the Ray cluster at {address!r}" if address else "a local Ray"
+            raise RayUnavailable(f"cannot start or join {where}: {' '.join(str(exc).split())}"
+                                 ) from None
         started = True
     try:
         yield ray
@@ -410,11 +427,16 @@ def scan_parquet_ray(
     con = con if con is not None else duckdb.connect()
     manifest = game_manifest(con, parquet_dir)
     t1 = time.perf_counter()
-    with ray_session(address, num_cpus, object_store_memory) as ray:
-        t2 = time.perf_counter()
-        mapped = run_map(ray, parquet_dir, manifest, verify=verify, concurrency=concurrency,
-                         target_block_bytes=target_block_bytes, progress=progress)
-        cpus = ray.cluster_resources().get("CPU", 0)
+    if manifest.num_rows == 0:  # an empty store's export: 0 games, 0 flags, as the local scan
+        t2 = t1
+        mapped = _empty_map(verify)
+        cpus = 0.0
+    else:
+        with ray_session(address, num_cpus, object_store_memory) as ray:
+            t2 = time.perf_counter()
+            mapped = run_map(ray, parquet_dir, manifest, verify=verify, concurrency=concurrency,
+                             target_block_bytes=target_block_bytes, progress=progress)
+            cpus = ray.cluster_resources().get("CPU", 0)
     t3 = time.perf_counter()
     if mapped.games != manifest.num_rows:
         raise ExportMismatch(f"the map returned {mapped.games} games, the export holds "
@@ -438,6 +460,39 @@ def scan_parquet_ray(
     )
 
 
+def _empty_map(verify: bool) -> MapOutput:
+    """What the map returns for an export with no games."""
+    tables = {name: SCHEMAS[name].empty_table() for name in TABLES}
+    run = records_to_run(_RECORD_SCHEMA.empty_table()) if verify else None
+    return MapOutput(tables, run, 0, 0, 0)
+
+
+def check_export_matches(con: duckdb.DuckDBPyConnection, parquet_dir: str | Path) -> None:
+    """Raise :class:`ExportMismatch` unless the export holds exactly the store's events.
+
+    ``--from-parquet`` publishes the export's scan as the store's: an export taken before
+    the last ingest, or another store's, would put other games' facts, flags and findings
+    in this store. Compared row by row on (game_id, seq, event_id, hash, raw)."""
+    pattern = _export_pattern(parquet_dir)
+    source = (f"SELECT game_id, seq, event_id, hash, raw FROM read_parquet('{pattern}', "
+              "hive_partitioning = false)" if pattern is not None else
+              "SELECT game_id, seq, event_id, hash, raw FROM main.events WHERE false")
+    stored = "SELECT game_id, seq, event_id, hash, raw FROM main.events"
+    try:
+        only_store, only_export = con.execute(
+            f"SELECT (SELECT count(*) FROM ({stored} EXCEPT ALL {source})), "
+            f"(SELECT count(*) FROM ({source} EXCEPT ALL {stored}))").fetchone()  # type: ignore[misc]
+    except duckdb.Error as exc:
+        raise ExportMismatch(f"{parquet_dir} is not a `rummyguard export --parquet` export "
+                             f"({' '.join(str(exc).split())[:200]})") from None
+    if only_store or only_export:
+        raise ExportMismatch(
+            f"the export at {parquet_dir} is not this store's events as they are now "
+            f"({only_store} stored events are not in it, {only_export} of its rows are not "
+            "in the store: an older export, or another store's); export again with "
+            f"`rummyguard export --parquet {parquet_dir} --overwrite`")
+
+
 def scan_store_ray(store: EventStore, *, parquet_in: str | Path | None = None,
                    **kwargs: Any) -> RayScanResult:
     """``rummyguard scan --engine ray``: scan the store's games on Ray, writing the
@@ -445,6 +500,8 @@ def scan_store_ray(store: EventStore, *, parquet_in: str | Path | None = None,
     store, e.g. on storage the cluster sees) or, without it, a fresh export into a
     temporary directory (fine for a local Ray; a remote cluster needs a shared path)."""
     if parquet_in is not None:
+        if Path(parquet_in).is_dir():
+            check_export_matches(store.con, parquet_in)
         return scan_parquet_ray(parquet_in, con=store.con, store_quarantine=True, **kwargs)
     with tempfile.TemporaryDirectory(prefix="rummyguard-export-") as tmp:
         export_parquet(store.con, tmp, overwrite=True)
@@ -458,6 +515,7 @@ __all__ = [
     "RayUnavailable",
     "add_store_bad_lines",
     "auto_block_bytes",
+    "check_export_matches",
     "expected_counts",
     "game_manifest",
     "map_block",

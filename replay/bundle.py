@@ -47,6 +47,7 @@ import binascii
 import hashlib
 import io
 import lzma
+import struct
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -681,11 +682,143 @@ def _load_json(members: Mapping[str, bytes], name: str) -> Any:
         return None
 
 
+# The zip layout ``_zip`` writes (zipfile's own headers, one fixed form): checked field by
+# field so that a byte changed anywhere in the file fails the ``archive`` check, not only a
+# byte of a member's content (which the manifest's SHA-256s catch). A byte changed in a
+# local header or after the archive used to pass every check (audit 52).
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # signature, version .. name length, extra length
+_END_RECORD = struct.Struct("<4s4H2LH")  # signature, disks, entries, cd size, cd offset, comment
+_CENTRAL_LENGTHS = struct.Struct("<4s24x3H")  # signature .. name, extra, comment lengths
+_CENTRAL_SIZE = 46
+_CANONICAL = {"create_version": 20, "extract_version": 20, "create_system": 3, "reserved": 0,
+              "flag_bits": 0, "compress_type": zipfile.ZIP_DEFLATED, "volume": 0,
+              "internal_attr": 0, "external_attr": 0o100644 << 16, "extra": b"", "comment": b""}
+
+
+def _dos_time(when: tuple[int, int, int, int, int, int]) -> tuple[int, int]:
+    """A member's (time, date) as a zip header holds them (2-second resolution)."""
+    year, month, day, hour, minute, second = when
+    return (hour << 11) | (minute << 5) | (second // 2), ((year - 1980) << 9) | (month << 5) | day
+
+
+_UNENDED = "does not end where its size says"
+
+
+def _inflate(raw: bytes) -> bytes | None:
+    """A raw deflate stream's content; None unless it ends exactly at its last byte."""
+    stream = zlib.decompressobj(-zlib.MAX_WBITS)
+    try:
+        out = stream.decompress(raw)
+    except zlib.error:
+        return None
+    return out if stream.eof and not stream.unused_data else None
+
+
+def _deflate_problem(raw: bytes) -> str | None:
+    """What is wrong with a member's deflate stream: it must end where its size says, and
+    the padding bits after its last code (the high bits of its last byte, which zlib
+    writes as 0) must be 0. A padding bit is one whose flip leaves the content as it is."""
+    content = _inflate(raw)
+    if content is None:
+        return _UNENDED if raw else None
+    for bit in range(7, -1, -1):
+        flipped = raw[:-1] + bytes([raw[-1] ^ (1 << bit)])
+        if _inflate(flipped) != content:
+            return None  # a bit of the last code: the padding is above it
+        if raw[-1] >> bit & 1:
+            return "has a padding bit set after its last code"
+    return None
+
+
+def _layout_problems(data: bytes, archive: zipfile.ZipFile) -> tuple[list[str], list[str]]:
+    """``(damage, departures)``: how ``data`` fails as a zip, and how it departs from the
+    layout ``_zip`` writes.
+
+    Damage, whatever tool wrote the zip: a local header that disagrees with its
+    central-directory entry (signature, version, flags, method, time, name; CRC and sizes
+    unless a data descriptor carries them), a deflate stream that does not end where its
+    size says. Departures, which another zip tool also makes when it re-packs the bundle
+    (so a warning, not a failure; the members' contents are checked either way): members
+    not back to back from byte 0 in name order, attributes other than ours, more than one
+    timestamp, extra fields or comments, deflate padding bits that are not 0 (zlib writes
+    0), bytes between the members and the directory, or after the end record."""
+    infos = archive.infolist()
+    damage: list[str] = []
+    departures: list[str] = []
+    if [i.filename for i in infos] != sorted(i.filename for i in infos):
+        departures.append("members out of name order")
+    if len({i.date_time for i in infos}) > 1:
+        departures.append("members with different timestamps")
+    offset = 0
+    for info in infos:
+        name = info.filename
+        odd = sorted(k for k, v in _CANONICAL.items() if getattr(info, k) != v)
+        if odd:
+            departures.append(f"{name}: central directory fields {odd}")
+        if info.header_offset != offset:
+            departures.append(f"{name} starts at byte {info.header_offset}, not {offset}")
+        at = info.header_offset
+        try:
+            (sig, version, flags, method, time, date, crc, csize, usize, name_len,
+             extra_len) = _LOCAL_HEADER.unpack_from(data, at)
+        except struct.error:
+            damage.append(f"{name}: its local header is cut short")
+            break
+        encoded = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+        start = at + _LOCAL_HEADER.size + name_len + extra_len
+        local = (sig, version, flags, method, (time, date),
+                 data[at + _LOCAL_HEADER.size:at + _LOCAL_HEADER.size + name_len])
+        central = (b"PK\x03\x04", info.extract_version, info.flag_bits, info.compress_type,
+                   _dos_time(info.date_time), encoded)
+        sizes_here = not flags & 0x08  # else a data descriptor after the data holds them
+        if local != central or (sizes_here and (crc, csize, usize) != (
+                info.CRC, info.compress_size, info.file_size)):
+            damage.append(f"{name}: its local header differs from its central-directory entry")
+            break
+        if extra_len:
+            departures.append(f"{name}: a local extra field")
+        if method == zipfile.ZIP_DEFLATED:
+            problem = _deflate_problem(data[start:start + info.compress_size])
+            if problem == _UNENDED:
+                damage.append(f"{name}: its compressed data {problem}")
+            elif problem:
+                departures.append(f"{name}: its compressed data {problem}")
+        offset = start + info.compress_size
+    else:
+        if offset != archive.start_dir:
+            departures.append("bytes between the members and the central directory")
+        # zipfile cuts a length that runs past the directory short: read them raw
+        at = archive.start_dir
+        for info in infos:
+            try:
+                sig, name_len, extra_len, comment_len = _CENTRAL_LENGTHS.unpack_from(data, at)
+            except struct.error:
+                sig, name_len, extra_len, comment_len = b"", 0, 0, 0
+            if (sig, name_len, extra_len, comment_len) != (
+                    b"PK\x01\x02", len(info.orig_filename.encode("cp437")), 0, 0):
+                departures.append(f"{info.filename}: central-directory lengths (name, extra "
+                                  "field, comment)")
+                break
+            at += _CENTRAL_SIZE + name_len
+        end = len(data) - _END_RECORD.size
+        record = _END_RECORD.unpack_from(data, end) if end >= 0 else (b"",) * 8
+        sig, disk, cd_disk, here, total, cd_size, cd_offset, comment = record
+        if (sig, disk, cd_disk, here, total, cd_offset, comment) != (
+                b"PK\x05\x06", 0, 0, len(infos), len(infos), archive.start_dir, 0) \
+                or cd_offset + cd_size != end or at != end:
+            departures.append("the end of the archive (bytes after the end record, a comment, "
+                              "or its counts and offsets)")
+    return damage, departures
+
+
 def _open_archive(data: bytes, result: BundleCheck) -> dict[str, bytes] | None:
     """Read every member; record the ``archive`` check. None if the input is unusable."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, NotImplementedError,
+            struct.error, EOFError, OSError, OverflowError) as exc:
+        # NotImplementedError: a header's "version needed" beyond zipfile's (one changed
+        # byte): damage to report, never a crash of the checker
         result.usable = False
         result.add("archive", "fail", f"not a readable zip file ({exc})")
         return None
@@ -714,14 +847,24 @@ def _open_archive(data: bytes, result: BundleCheck) -> dict[str, bytes] | None:
                 # bad deflate data, an encrypted member, an unknown compression method:
                 # damage to report, never a crash of the checker
                 problems.append(f"{info.filename} is damaged ({exc})")
+        damage, departures = _layout_problems(data, archive)
+        problems.extend(damage)
     if MANIFEST not in members:
         result.usable = False
         result.add("archive", "fail", "; ".join([*problems, "no manifest.json: not a dispute bundle"]))
         return None
     if problems:
         result.add("archive", "fail", "; ".join(problems))
+    elif departures:
+        # re-packed by another zip tool, or changed outside the members' contents: either
+        # way the contents are what the checks below judge
+        result.add("archive", "warn", f"{len(members)} members, CRCs ok; not the zip layout "
+                   f"rummyguard writes ({'; '.join(departures[:3])}"
+                   f"{'; ...' if len(departures) > 3 else ''}): re-packed, or changed outside "
+                   "the members' contents")
     else:
-        result.add("archive", "pass", f"{len(members)} members, CRCs ok")
+        result.add("archive", "pass", f"{len(members)} members, CRCs ok, the layout rummyguard "
+                   "writes")
     return members
 
 
