@@ -472,12 +472,13 @@ def check_export_matches(con: duckdb.DuckDBPyConnection, parquet_dir: str | Path
 
     ``--from-parquet`` publishes the export's scan as the store's: an export taken before
     the last ingest, or another store's, would put other games' facts, flags and findings
-    in this store. Compared row by row on (game_id, seq, event_id, hash, raw)."""
+    in this store. Compared row by row on (game_id, seq, event_id, hash): every stored event
+    has a hash (the producer's chain, or the one the store built at ingest) over its content."""
     pattern = _export_pattern(parquet_dir)
-    source = (f"SELECT game_id, seq, event_id, hash, raw FROM read_parquet('{pattern}', "
+    source = (f"SELECT game_id, seq, event_id, hash FROM read_parquet('{pattern}', "
               "hive_partitioning = false)" if pattern is not None else
-              "SELECT game_id, seq, event_id, hash, raw FROM main.events WHERE false")
-    stored = "SELECT game_id, seq, event_id, hash, raw FROM main.events"
+              "SELECT game_id, seq, event_id, hash FROM main.events WHERE false")
+    stored = "SELECT game_id, seq, event_id, hash FROM main.events"
     try:
         only_store, only_export = con.execute(
             f"SELECT (SELECT count(*) FROM ({stored} EXCEPT ALL {source})), "
