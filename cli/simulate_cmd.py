@@ -37,7 +37,7 @@ def simulate(
     out: Path | None = typer.Option(None, "--out", help="Write the events as JSON Lines here."),
     db: Path | None = typer.Option(None, "--db", help="Ingest the events into this store instead."),
     labels: Path | None = typer.Option(None, "--labels", help="Write the labels JSON here."),
-    faults: int = typer.Option(0, "--faults", min=0, help="Platform faults to plant on purpose."),
+    faults: int = typer.Option(0, "--faults", min=0, help="Platform faults to plant on purpose (at most one per game)."),
     players: int | None = typer.Option(None, "--players", min=2,
                                        help="Accounts in the world (default: ~50 games each)."),
     chain: bool = typer.Option(True, "--chain/--no-chain",

@@ -179,6 +179,11 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], li
         return columns, cursor.fetchall() if columns else []
 
 
+#: statements that change the store: refused as a write whatever DuckDB's own error says
+_WRITES = frozenset({duckdb.StatementType.INSERT, duckdb.StatementType.UPDATE,
+                     duckdb.StatementType.DELETE})
+
+
 def open_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], Any]:
     """Check that ``query`` is one statement and start it: its column names (none for a
     statement that returns no rows) and the cursor to fetch its rows from, in batches
@@ -188,15 +193,25 @@ def open_query(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[str], A
         raise QueryError("empty query: give one SQL statement, e.g. \"SELECT * FROM games\"")
     try:
         # Several statements would all run and only the last one's rows would show.
-        count = len(con.extract_statements(query))
+        statements = con.extract_statements(query)
     except duckdb.Error:
-        count = 1  # a syntax error: executing says where, in DuckDB's words
+        statements = None  # a syntax error: executing says where, in DuckDB's words
+    count = 1 if statements is None else len(statements)
     if count == 0:
         raise QueryError("empty query: it holds only comments; give one SQL statement")
     if count > 1:
         raise QueryError(f"one statement at a time: the query holds {count} statements "
                          "separated by ';' and only the last one's rows would show")
-    rel = con.execute(query)
+    kind = statements[0].type if statements else None
+    try:
+        rel = con.execute(query)
+    except duckdb.Error as exc:
+        if kind in _WRITES:
+            # a write to a view fails on DuckDB's "Can only delete from base table" or "is
+            # not an table": the refusal a write to a table gets, said the same way
+            raise QueryError(f"refused: the store is opened read-only; {kind.name} changes "
+                             f"nothing here ({one_line(exc)})") from None
+        raise
     if rel is None or rel.description is None:  # a statement that returns no rows
         return [], rel
     return [d[0] for d in rel.description], rel

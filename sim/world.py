@@ -115,6 +115,11 @@ def build_world(config: WorldConfig) -> World:
         raise ValueError(f"the lobby seated only {planned} of {config.games} games: {n_players} "
                          f"players too few to fill {', '.join(config.variants)} tables; "
                          f"give more players")
+    if config.faults > planned:
+        # one fault per game: more could only be dropped, and the labels would list fewer
+        # faults than asked for without a word (audit 54)
+        raise ValueError(f"--faults {config.faults}: at most one fault per game, and the world "
+                         f"has {planned} games")
     _place_faults(config, sittings)
     return World(config, pop, sittings)
 

@@ -610,7 +610,7 @@ def _from_player_errors(replayed: list[Any], *, rummy_calls: bool) -> tuple[int,
 
 def test_pickup_from_player_is_who_discarded_the_pile_top(replayed: list[Any]) -> None:
     n, wrong = _from_player_errors(replayed, rummy_calls=False)
-    assert n > 5000 and wrong == []
+    assert n > 4000 and wrong == []  # ~4,500 pile tops in this world (Michigan has none)
 
 
 def test_pickup_from_player_after_a_rummy_call(replayed: list[Any]) -> None:

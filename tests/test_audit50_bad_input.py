@@ -18,6 +18,7 @@ file into one line); a damaged store file; ``scan --parquet`` into a non-UTF-8 f
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 import sys
@@ -216,22 +217,38 @@ def test_a_store_named_information_schema_is_refused_or_usable(tmp_path: Path) -
 
 # --- simulate --out onto a pipe (a FIFO; /dev/stdout is the everyday case) --------------
 
-def test_simulate_out_to_a_fifo_writes_through_it(tmp_path: Path) -> None:
+def _through_fifo(fifo: Path, *args: object, timeout: int = 300) -> bytes:
+    """Run ``rummyguard *args`` (which names ``fifo`` as its output) with a reader on the
+    named pipe; what came through it. Fails if the command failed or replaced the pipe."""
     import os
     import stat
+    import threading
 
-    fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader waiting on the pipe
-    try:
-        # one game is ~10 kB, below a pipe's buffer: a writer through the FIFO never blocks
-        r = rg("simulate", "--games", 1, "--seed", 1, "--out", fifo, "--no-progress",
-               timeout=120)
-        assert r.returncode == 0, r.stderr[-800:]
-        assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced by a regular file"
-        assert os.read(reader, 1 << 16).startswith(b"{"), "nothing came through the pipe"
-    finally:
-        os.close(reader)
+    received: list[bytes] = []
+
+    def read_all() -> None:  # blocks until the writer opens the pipe, reads to its end
+        with open(fifo, "rb") as stream:
+            received.append(stream.read())
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    r = rg(*args, timeout=timeout)
+    reader.join(timeout=10)
+    if reader.is_alive():  # the command never opened the pipe: release the reader
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=10)
+    assert r.returncode == 0, r.stderr[-800:]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced by a regular file"
+    assert received and received[0], "nothing came through the pipe"
+    return received[0]
+
+
+def test_simulate_out_to_a_fifo_writes_through_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    data = _through_fifo(fifo, "simulate", "--games", 1, "--seed", 1, "--out", fifo, "--no-progress")
+    assert data.startswith(b"{")
 
 
 # --- eval --test-labels naming a JSON object that is not a labels file ------------------
@@ -315,7 +332,7 @@ def test_ingest_on_a_full_disk_is_one_line(tmp_path: Path) -> None:
               ).returncode == 0
     r = subprocess.run([RG, "ingest", str(log), "--db", str(db), "--no-progress",
                         "--batch-lines", "500"], capture_output=True, text=True, timeout=300,
-                       preexec_fn=_small_files(2_000_000))
+                       preexec_fn=_small_files(500_000))
     one_line_error(r)
 
 
@@ -404,33 +421,14 @@ def test_dispute_bundle_into_a_fifo_writes_through_it(tmp_path: Path) -> None:
     """``dispute --bundle`` onto a named pipe streams the zip through it (it used to rename a
     regular file over the pipe: the reader got nothing)."""
     import io
-    import os
-    import stat
-    import threading
     import zipfile
 
     db = tmp_path / "s.duckdb"
     assert rg("ingest", SPEC_LOG, "--db", db, "--no-progress").returncode == 0
     assert rg("checkpoint", "--db", db).returncode == 0
     fifo = tmp_path / "bundle.pipe"
-    os.mkfifo(fifo)
-    received: list[bytes] = []
-
-    def read_all() -> None:
-        with open(fifo, "rb") as stream:  # blocks until the writer opens the pipe
-            received.append(stream.read())
-
-    reader = threading.Thread(target=read_all, daemon=True)
-    reader.start()
-    r = rg("dispute", "example-classic", "--db", db, "--bundle", fifo)
-    if reader.is_alive():  # the command never opened the pipe: release the reader
-        with open(fifo, "wb"):
-            pass
-    reader.join(timeout=30)
-    assert r.returncode == 0, r.stderr[-800:]
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced by a regular file"
-    assert received and received[0], "nothing came through the pipe"
-    with zipfile.ZipFile(io.BytesIO(received[0])) as bundle:
+    data = _through_fifo(fifo, "dispute", "example-classic", "--db", db, "--bundle", fifo)
+    with zipfile.ZipFile(io.BytesIO(data)) as bundle:
         assert "manifest.json" in bundle.namelist()
 
 

@@ -43,7 +43,10 @@ def test_strong_players_win_significantly_more_than_weak_ones() -> None:
 @pytest.fixture(scope="module")
 def world() -> tuple[dict[str, list[dict]], dict]:
     out: list[bytes] = []
-    labels = run_world(build_world(WorldConfig(games=700, seed=5, variants=("classic",),
+    # seed 10 since session 24 (accounts renumbered): seed 5 now seats its only chip-dumping
+    # pair at 75 games, always together, where the receiver still lost net (-2,700); the
+    # receiver gained in 6 of the 7 seeds 5-13 that planted a dumping pair
+    labels = run_world(build_world(WorldConfig(games=700, seed=10, variants=("classic",),
                                                fraud_rate=0.3, workers=2, players=40)),
                        out.append)
     games: dict[str, list[dict]] = collections.defaultdict(list)
