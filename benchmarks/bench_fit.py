@@ -4,7 +4,7 @@ scikit-learn's own weighted binning and with fraud/fast_binning.py's, in one pro
 Measures, back to back (``--repeat`` times each, the order alternating so both see the
 same load):
 
-- ``fit_sklearn_s``: :meth:`FraudModel.fit` on the bundle's tables (2,341 players, 10,316
+- ``fit_sklearn_s``: :meth:`FraudModel.fit` on the bundle's tables (2,409 players, 10,275
   pairs; every learner, its cross-validated choice, the calibration) with scikit-learn's
   ``_find_binning_thresholds`` (one weighted-percentile call per bin edge);
 - ``fit_fast_s``: the same fit with :func:`rummyguard.fraud.fast_binning.find_binning_thresholds`;
