@@ -209,7 +209,6 @@ def build_population(seed: int, n_players: int, variants: tuple[str, ...],
             for p in members:
                 if p.player_id not in taken:
                     hard.append((p.player_id, "household", hh))
-    hard.sort()
     return _renumbered(seed, Population(players, groups, hard))
 
 

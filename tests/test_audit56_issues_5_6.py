@@ -87,6 +87,8 @@ from collections import Counter
 from itertools import combinations, combinations_with_replacement, pairwise
 from pathlib import Path
 
+from oracle_liverpool_michigan import poker_rank
+
 from rummyguard.events.cards import parse_cards
 from rummyguard.replay.engine import GameEngine
 from rummyguard.replay.rules.poker import evaluate
@@ -160,33 +162,12 @@ def test_cli_replay_michigan_widow_offer_and_antes_at_the_deal() -> None:
     assert sizes == [6] * 7 + [5] and state["widow_count"] == 5
 
 
-def _independent_key(codes: list[str]) -> tuple[int, ...]:
-    """Poker ranking written for this audit from RULES.md MI-POKER (A high, A2345 lowest
-    straight, no wrap)."""
-    ranks = sorted(("23456789TJQKA".index(c[0]) for c in codes), reverse=True)
-    flush = len({c[1] for c in codes}) == 1
-    distinct = sorted(set(ranks), reverse=True)
-    straight = None
-    if len(distinct) == 5:
-        straight = distinct[0] if distinct[0] - distinct[4] == 4 else 3 if distinct == [12, 3, 2, 1, 0] else None
-    groups = sorted(Counter(ranks).items(), key=lambda rc: (-rc[1], -rc[0]))
-    shape, order = [n for _, n in groups], [r for r, _ in groups]
-    if straight is not None:
-        return (8 if flush else 4, straight)
-    if shape == [4, 1]:
-        return (7, *order)
-    if shape == [3, 2]:
-        return (6, *order)
-    if flush:
-        return (5, *ranks)
-    table = {(3, 1, 1): 3, (2, 2, 1): 2, (2, 1, 1, 1): 1, (1, 1, 1, 1, 1): 0}
-    return (table[tuple(shape)], *order)
-
-
 def test_poker_order_of_all_7462_classes_matches_an_independent_reading() -> None:
     """Issue 6: "a five-card poker evaluator (standard ranking, A high, A-2-3-4-5 straight
     allowed)": one hand per rank class (non-flush multisets and flush rank sets); the
-    evaluator's keys sort them exactly as the independent reading does, ties included."""
+    evaluator's keys sort them exactly as the independent referee's ranking
+    (tests/oracle_liverpool_michigan.py ``poker_rank``, written from RULES.md MI-POKER) does,
+    ties included."""
     ranks, suits = "23456789TJQKA", "CDHS"
     hands = []
     for combo in combinations_with_replacement(range(13), 5):
@@ -201,7 +182,7 @@ def test_poker_order_of_all_7462_classes_matches_an_independent_reading() -> Non
         hands.append(hand)
     hands += [[ranks[r] + "H" for r in combo] for combo in combinations(range(13), 5)]
     project = [evaluate(parse_cards(h)) for h in hands]
-    mine = [_independent_key(h) for h in hands]
+    mine = [poker_rank(h) for h in hands]
     assert len(set(project)) == len(set(mine)) == 7462
     order = sorted(range(len(hands)), key=lambda i: project[i])
     assert all(mine[a] < mine[b] for a, b in pairwise(order))
