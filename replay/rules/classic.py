@@ -681,7 +681,7 @@ class ClassicRummy(CardTable):
             return
         if reason == "left":
             self.ctx.violation("CL-LEAVE", f"{p['player']} removed for leaving, but did not leave")
-            self._remove(seat)
+            self._remove(seat, "left")
             return
         if reason == "bust":
             self.ctx.discrepancy(f"{p['player']} removed for 'bust', which classic does not have")
@@ -699,7 +699,7 @@ class ClassicRummy(CardTable):
                 why.append("his clocks had not run out")
             if why:
                 self.ctx.violation("CL-STRIKES", f"{p['player']} removed for strikes, but " + "; ".join(why))
-        self._remove(seat)
+        self._remove(seat, reason)
 
     def apply_PlayerLeft(self, event: Event) -> None:
         seat = self.seat(event["actor"])
@@ -709,12 +709,14 @@ class ClassicRummy(CardTable):
         if not self.active[seat]:  # already out (removed, or left before): leaving is a no-op
             return
         self.left.add(seat)
-        self._remove(seat)
+        self._remove(seat, "left")
 
-    def _remove(self, seat: int) -> None:
-        """CL-STRIKES / CL-LEAVE: out at once, stake forfeited, cards leave play."""
+    def _remove(self, seat: int, reason: str) -> None:
+        """CL-STRIKES / CL-LEAVE: out at once, stake forfeited, cards leave play. ``reason``
+        (``left``, or the removal's own reason) is what the snapshot's ``out`` shows."""
         was_current = seat == self.current
         self.active[seat] = False
+        self.removed[seat] = reason
         if was_current:
             self.turn_actor = None  # the next turn, if any, opens below
         self.hands[seat] = [0] * len(self.hands[seat])
@@ -844,6 +846,7 @@ class ClassicRummy(CardTable):
             {
                 "pots": {"pot": self.pot},
                 "strikes": {self.player(s): k for s, k in enumerate(self.strikes) if k},
+                "out": {self.player(s): why for s, why in sorted(self.removed.items())},
                 "fresh_votes": sorted(self.player(s) for s in self.fresh_votes),
                 "redeals": self.unanimous_fresh,
                 "over": self.over,

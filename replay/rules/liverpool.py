@@ -863,6 +863,9 @@ class Liverpool(CardTable):
             "melds": [{**m.to_dict(), "owner": self.player(m.owner) if m.owner >= 0 else None}
                       for m in self.melds],
             "laid_down": [self.player(s) for s in range(self.n) if self.laid[s]],
+            # out of the game: "left", or removed on a platform claim (a finding of its own)
+            "out": {self.player(s): "left" if s in self.left else "removed"
+                    for s in range(self.n) if not self.active[s]},
             "buys": {self.player(s): k for s, k in enumerate(self.buys) if k},
             "live_discard": top,
             "buy_window": {"card": top, "entitled": [self.player(s) for s in self.entitled_buyers()]}

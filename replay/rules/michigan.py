@@ -758,6 +758,9 @@ class Michigan(Variant):
             "in_turn": in_turn,
             "to_act": to_act,
             "active": [p for s, p in enumerate(self.names) if self.active[s]],
+            # out of the game: "left", or removed on a platform claim (a finding of its own)
+            "out": {p: "left" if s in self.left else "removed"
+                    for s, p in enumerate(self.names) if not self.active[s]},
             "hands": hands,
             "hand_counts": {p: self.hand_size[s] for s, p in enumerate(self.names)},
             "pots": dict(self.pools),
