@@ -107,30 +107,43 @@ def patch_learners(force: dict[str, str], pair_only: set[str]) -> None:
     models.FraudModel._fit_one = fit_one  # type: ignore[method-assign]
 
 
-def figures(ps: pl.DataFrame, qs: pl.DataFrame, truth: Truth) -> dict[str, float]:
-    out: dict[str, float] = {}
+def _column(df: pl.DataFrame, name: str) -> np.ndarray:
+    """A score column; a mechanism the fit gave no model (under 2 positives) scores 0."""
+    if name not in df.columns:
+        return np.zeros(df.height)
+    return df.get_column(name).fill_null(0).to_numpy()
+
+
+def _ap(y: np.ndarray, s: np.ndarray) -> float | None:
+    return round(float(pr_auc(y, s)), 3) if y.any() else None
+
+
+def figures(ps: pl.DataFrame, qs: pl.DataFrame, truth: Truth) -> dict[str, float | None]:
+    """Issue 8's figures on the development world (None: no positive to rank)."""
+    out: dict[str, float | None] = {}
     keys = list(zip(qs["p1"].to_list(), qs["p2"].to_list(), strict=True))
     pos = set().union(*(truth.pair_pos.get(m, set()) for m in PAIR))
     inten: dict[tuple[str, str], float] = {}
     for (m, k), v in truth.pair_intensity.items():
         if m in PAIR:
             inten[k] = max(inten.get(k, 0.0), v)
-    y = np.array([k in pos for k in keys])
-    mod = ~y | np.array([MODERATE[0] < inten.get(k, 0.0) <= MODERATE[1] for k in keys])
-    top = qs.select(pl.max_horizontal(list(PAIR)).fill_null(0)).to_series().to_numpy()
-    out["one_class"], out["one_class_moderate"] = pr_auc(y, top), pr_auc(y[mod], top[mod])
-    out["p_at_50"], out["p_at_50_moderate"] = precision_at(y, top, 50), precision_at(y[mod], top[mod], 50)
+    y = np.array([k in pos for k in keys], dtype=bool)
+    mod = ~y | np.array([MODERATE[0] < inten.get(k, 0.0) <= MODERATE[1] for k in keys], dtype=bool)
+    top = np.max(np.vstack([_column(qs, m) for m in PAIR]), axis=0) if len(keys) else np.zeros(0)
+    out["one_class"], out["one_class_moderate"] = _ap(y, top), _ap(y[mod], top[mod])
+    out["p_at_50"] = round(precision_at(y, top, 50), 3) if y.any() else None
+    out["p_at_50_moderate"] = round(precision_at(y[mod], top[mod], 50), 3) if y[mod].any() else None
     for m in PAIR:
-        ym = np.array([k in truth.pair_pos.get(m, set()) for k in keys])
-        out[m] = pr_auc(ym, qs[m].fill_null(0).to_numpy())
+        out[m] = _ap(np.array([k in truth.pair_pos.get(m, set()) for k in keys], dtype=bool),
+                     _column(qs, m))
     players = ps["player"].to_list()
     for m in ("bot", "hidden_card", "timeout_abuse"):
-        ym = np.array([p in truth.player_pos.get(m, set()) for p in players])
-        s = ps[m].fill_null(0).to_numpy()
+        ym = np.array([p in truth.player_pos.get(m, set()) for p in players], dtype=bool)
+        s = _column(ps, m)
         im = np.array([truth.player_intensity.get((m, p), 0.0) for p in players])
         keep = ~ym | ((im > MODERATE[0]) & (im <= MODERATE[1]))
-        out[m], out[f"{m}_moderate"] = pr_auc(ym, s), pr_auc(ym[keep], s[keep])
-    return {k: round(float(v), 3) for k, v in out.items()}
+        out[m], out[f"{m}_moderate"] = _ap(ym, s), _ap(ym[keep], s[keep])
+    return out
 
 
 def misses(mech: str, ps: pl.DataFrame, qs: pl.DataFrame, players: pl.DataFrame,
@@ -138,6 +151,8 @@ def misses(mech: str, ps: pl.DataFrame, qs: pl.DataFrame, players: pl.DataFrame,
     """Each labelled subject of ``mech``: score, intensity, the unlabelled subjects above
     it, and its evidence columns (the mechanism's signature)."""
     labelled = truth.fraud_players() | {p for v in truth.pair_pos.values() for k in v for p in k}
+    if mech not in (qs.columns if mech in PAIR else ps.columns):
+        return []  # no model for it (fewer than 2 training positives)
     if mech in PAIR:
         key, scored, feats = ["p1", "p2"], qs.select("p1", "p2", mech), pairs
         honest = scored.filter(~pl.col("p1").is_in(sorted(labelled)) & ~pl.col("p2").is_in(sorted(labelled)))
