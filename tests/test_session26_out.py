@@ -58,3 +58,13 @@ def test_classic_leave_shows_left_and_strikes_removal_shows_strikes() -> None:
     seq = next(e["seq"] for e in left if e["type"] == "PlayerLeft" and e["actor"] == leaver)
     out = state_at(left, seq)["out"]
     assert out == {removed["payload"]["player"]: "strikes", leaver: "left"}
+
+
+def test_classic_bust_claim_shows_removed() -> None:
+    """'bust' is no classic removal (a finding): the player is out, shown as "removed"."""
+    events, _profile, _injected = corner_game("classic", 3)
+    removed = _first(events, "PlayerRemoved")
+    bust = [dict(e, payload={**e["payload"], "reason": "bust"}) if e is removed else e
+            for e in events]
+    who = removed["payload"]["player"]
+    assert state_at(bust, removed["seq"])["out"][who] == "removed"

@@ -699,7 +699,8 @@ class ClassicRummy(CardTable):
                 why.append("his clocks had not run out")
             if why:
                 self.ctx.violation("CL-STRIKES", f"{p['player']} removed for strikes, but " + "; ".join(why))
-        self._remove(seat, reason)
+        # 'bust' is no classic removal: shown as "removed", as Liverpool and Michigan show theirs
+        self._remove(seat, "strikes" if reason == "strikes" else "removed")
 
     def apply_PlayerLeft(self, event: Event) -> None:
         seat = self.seat(event["actor"])
