@@ -17,8 +17,8 @@
   var RANK_NAMES = { T: "10", J: "jack", Q: "queen", K: "king", A: "ace" };
   var RANKS = "23456789TJQKA";
   var SUIT_ORDER = { S: 0, H: 1, C: 2, D: 3 }; // alternating colours in a hand
-  var KNOWN = ["variant", "round", "dealer", "in_turn", "active", "hands", "hand_counts", "stock_count",
-    "stock", "discard_pile", "melds", "pots", "scores", "over", "winners"];
+  var KNOWN = ["variant", "round", "dealer", "in_turn", "active", "out", "hands", "hand_counts",
+    "stock_count", "stock", "discard_pile", "melds", "pots", "scores", "over", "winners"];
   var PILE_SHOWN = 8;
 
   // -- states: patches -> full snapshots with structural sharing -------------------------
@@ -183,7 +183,9 @@
     if (META.viewer === pid) head.appendChild(el("span", "tag", "you"));
     if (s.dealer === pid) head.appendChild(el("span", "tag dealer", "Dealer"));
     if (s.in_turn === pid) head.appendChild(el("span", "tag turn", "In turn"));
-    if (!active) head.appendChild(el("span", "tag out", "Out"));
+    // out of the game, with the reason the state gives (left, strikes, bust...)
+    var why = s.out && typeof s.out === "object" ? s.out[pid] : null;
+    if (!active) head.appendChild(el("span", "tag out", why ? "Out (" + humanize(why).toLowerCase() + ")" : "Out"));
     if (winners.indexOf(pid) >= 0) head.appendChild(el("span", "tag win", "★ Winner"));
     var hands = s.hands || {};
     var counts = s.hand_counts || {};
