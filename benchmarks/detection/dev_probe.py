@@ -149,7 +149,8 @@ def figures(ps: pl.DataFrame, qs: pl.DataFrame, truth: Truth) -> dict[str, float
 def misses(mech: str, ps: pl.DataFrame, qs: pl.DataFrame, players: pl.DataFrame,
            pairs: pl.DataFrame, truth: Truth) -> list[dict[str, Any]]:
     """Each labelled subject of ``mech``: score, intensity, the unlabelled subjects above
-    it, and its evidence columns (the mechanism's signature)."""
+    it (accounts labelled for no mechanism; pairs of two such accounts), and its evidence
+    columns (the mechanism's signature)."""
     labelled = truth.fraud_players() | {p for v in truth.pair_pos.values() for k in v for p in k}
     if mech not in (qs.columns if mech in PAIR else ps.columns):
         return []  # no model for it (fewer than 2 training positives)
@@ -167,11 +168,11 @@ def misses(mech: str, ps: pl.DataFrame, qs: pl.DataFrame, players: pl.DataFrame,
     rows = []
     for r in mine.join(feats.select(*key, *cols), on=key, how="left").iter_rows(named=True):
         s = r[mech] or 0.0
-        subject = tuple(r[k] for k in key)
-        ik = (mech, subject if mech in PAIR else subject[0])
-        rows.append({"score": round(s, 4), "intensity": round(truth.player_intensity.get(ik, 0.0)
-                                                             if mech not in PAIR else
-                                                             truth.pair_intensity.get(ik, 0.0), 2),
+        if mech in PAIR:
+            intensity = truth.pair_intensity.get((mech, (r["p1"], r["p2"])), 0.0)
+        else:
+            intensity = truth.player_intensity.get((mech, r["player"]), 0.0)
+        rows.append({"score": round(s, 4), "intensity": round(intensity, 2),
                      "unlabelled_above": int(len(neg) - np.searchsorted(neg, s, side="right")),
                      **{c: (round(r[c], 2) if isinstance(r[c], float) else r[c]) for c in cols}})
     return sorted(rows, key=lambda d: d["unlabelled_above"])
