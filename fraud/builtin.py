@@ -36,7 +36,9 @@ FEATURES_VERSION 11 (Michigan look-alike starts match the suit held); round 14's
 15's figures (world 5858) are that model's; rounds 16-17 fitted the same bundle (with
 the learner changes they record). The twenty-fifth session rebuilt it from the same seed
 after the simulator's accounts were renumbered (a seeded permutation, audit 54), which
-reseats every world: round 18's figures (world 7801) are this model's. Its feature tables
+reseats every world: round 18's figures (world 7801) are that model's. The twenty-eighth
+session rebuilt it from the same seed for FEATURES_VERSION 13 (``hc_lr`` reads free-choice
+discards only): round 19's figures (world 8303) are this model's. Its feature tables
 are computed by fraud/features.py; :data:`~rummyguard.fraud.features.FEATURES_VERSION` is recorded in the
 bundle, and a bundle of another version is refused (bump the version when a feature's
 definition changes, then rebuild the bundle; ``tests/test_builtin_model.py`` holds the two

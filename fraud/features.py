@@ -69,13 +69,15 @@ built on three discards is visibly thin:
   round 4).
 - session 4, thin evidence (player): ``hc_lr``, the log likelihood ratio "cheater of
   unknown intensity" vs honest over his three independent hidden-card z's (stock draws,
-  all next-seat discards, Michigan starts), each expected to shift by its per-decision
-  effect times sqrt(decisions); averaged over a broad range of intensities. A z of 2.5 on
+  next-seat discards that were free choices with a flat public record — ``hc_tie_z``
+  since session 28, all next-seat discards before — and Michigan starts), each expected
+  to shift by its per-decision effect times sqrt(decisions); averaged over a broad range
+  of intensities. A z of 2.5 on
   30 decisions is what a mild cheater shows, on 300 it is less than any cheater would:
   a z alone cannot tell the two apart. The shifts here are *priors* (no label enters the
   features); the supervised model re-estimates them from its training world's cheaters
   and recomputes the ratio from the three z's and their counts (``n_stock_dec``,
-  ``n_next_disc``, ``n_hb_starts``: evidence counts, not model inputs; session 15,
+  ``hc_tie_n``, ``n_hb_starts``; session 15,
   :func:`rummyguard.fraud.models.hc_shifts`). ``think_sd_all``: the spread of log think time
   within each (variant, move kind) of the player, pooled over all of them (so Michigan's
   card plays count too: a Michigan-only bot had no timing signal at all), shrunk toward
@@ -96,8 +98,8 @@ import polars as pl
 #: The definition of the feature tables below. Bump it whenever a feature's column set
 #: or meaning changes: the built-in model's shipped training tables (fraud/builtin.py)
 #: record the version they were computed with and are refused under another one.
-FEATURES_VERSION = 12  # 12: mi_reach_z against starts with as many cards above the run
-# (and seats);
+FEATURES_VERSION = 13  # 13: hc_lr's discards are the free choices (hc_tie_z, hc_tie_n)
+# 12: mi_reach_z against starts with as many cards above the run (and seats);
 # 11: a Michigan start's look-alikes match his cards in the suit (facts);
 # 10: hc_lr's evidence counts (n_stock_dec, n_next_disc, n_hb_starts)
 # 9: Rummies held back (hold_z, hold_near_z; dump_z's fourth lever)
@@ -304,7 +306,8 @@ ztq AS (
 zt0 AS (SELECT avg(x) AS mu, greatest(var_samp(x), 0.05) AS v FROM ztq),
 ztz AS (
     SELECT player, (sum(x) - count(*) * (SELECT mu FROM zt0)) / sqrt(count(*) * (SELECT v FROM zt0))
-             AS hc_tie_z
+             AS hc_tie_z,
+           count(*) AS n_tie
     FROM ztq GROUP BY player
 ),
 zaq AS (SELECT player, alt_gain - gain AS x FROM fraud.discards WHERE "offset" = 1),
@@ -378,14 +381,15 @@ mhz AS (
 -- mu z - mu^2 / 2 with mu = t d sqrt(n), averaged (as LR) over t on a broad uniform grid
 -- 0.05..3. The three z's are independent contexts (draws, discards, Michigan starts; their
 -- population correlations are within +-0.1). d: the mean shift per decision of the
--- training world's cheaters (seed 1101: 0.27 stock, 0.24 discards, 0.49 starts), a prior
+-- training world's cheaters (seed 1101: 0.27 stock, 0.39 free-choice discards (session 28;
+-- 0.24 over all next-seat discards before), 0.49 starts), a prior
 -- (models.HC_PRIOR_SHIFTS) that the supervised model replaces by its own training world's
 -- estimate (models.hc_shifts, models.hc_lr_of; session 15). Why: a z
 -- does not say whether 2.5 came from 30 decisions (a mild cheater) or from 300 (less than
 -- any cheater would show); the LR does, and ranks thin evidence where it belongs.
 hcev AS (
     SELECT player, stock_z AS z, 0.27 * sqrt(n_stock_dec) AS w FROM zst
-    UNION ALL SELECT player, hc_all_z, 0.24 * sqrt(n_next_disc) FROM zaz
+    UNION ALL SELECT player, hc_tie_z, 0.39 * sqrt(n_tie) FROM ztz
     UNION ALL SELECT player, mi_hb_z, 0.49 * sqrt(n_hb_starts) FROM mhz
 ),
 hcll AS (

@@ -218,10 +218,17 @@ POOLED_BELOW = 30
 
 #: hidden-card likelihood ratio (features.py, ``hcev``): component -> (its z column, its
 #: evidence count column, the prior shift per decision at intensity 1 that the feature SQL
-#: uses: training world 1101's cheaters, session 4)
+#: uses: training world 1101's cheaters, session 4; discards: session 28). The discards
+#: component reads the free choices only (``hc_tie_z`` over ``hc_tie_n``: two or more
+#: cards worth the same to him, the public record flat), not every next-seat discard
+#: (``hc_all_z``): session 27 found that a discard with one best card for his own hand
+#: carries next to no hidden-card signal (a cheater keeps what he needs like anyone), so
+#: counting it only dilutes the evidence and lengthens the count the shift is scaled by.
+#: On development worlds the swap lifted hidden-card PR-AUC over all labelled cheaters in
+#: each of four train/dev pairings (DETECTION.md, session 27).
 HC_COMPONENTS: dict[str, tuple[str, str, float]] = {
     "stock": ("stock_z", "n_stock_dec", 0.27),
-    "discards": ("hc_all_z", "n_next_disc", 0.24),
+    "discards": ("hc_tie_z", "hc_tie_n", 0.39),
     "starts": ("mi_hb_z", "n_hb_starts", 0.49),
 }
 HC_PRIOR_SHIFTS: dict[str, float] = {k: v[2] for k, v in HC_COMPONENTS.items()}

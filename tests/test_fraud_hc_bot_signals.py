@@ -5,7 +5,7 @@
   times sqrt(decisions). Pinned here: it equals the formula computed independently in
   numpy from the features' own z's and counts; a z of 2.5 on 16 decisions outranks the
   same z on 400 (a cheater with 400 decisions would show far more); a z of 0 gives a
-  negative log LR; the contexts add up.
+  negative log LR; the contexts add up; only free-choice discards count (session 28).
 - ``think_sd_all``: the spread of log think time within each (variant, move kind), pooled
   over all of them. Pinned: a Michigan-only bot (card plays only: no Drew / Discarded,
   so ``think_sd`` is missing) reads as regular as a classic bot; a bot whose kinds have
@@ -30,7 +30,7 @@ from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES, player_fea
 from rummyguard.fraud.models import POOLED, POOLED_BELOW, SIGNATURES, FraudModel
 
 #: per-decision shift at intensity 1 (features.py, hcev) and the intensity grid (hcll)
-D_STOCK, D_DISC = 0.27, 0.24
+D_STOCK, D_DISC = 0.27, 0.39
 GRID = [0.05 + i * 2.95 / 19 for i in range(20)]
 
 
@@ -42,13 +42,15 @@ def _seat_rows(players: list[str], variant: str = "classic") -> list[dict[str, A
              "findings": 0} for p in players]
 
 
-def _discards(player: str, xs: list[float]) -> list[dict[str, Any]]:
-    """Next-seat discards whose options would have helped the next player by ``x`` more
-    than the card he chose (``alt_gain - gain = x``: the all-options hidden-card excess)."""
+def _discards(player: str, xs: list[float], free: bool = True) -> list[dict[str, Any]]:
+    """Next-seat discards whose other options would have helped the next player by ``x``
+    more than the card he chose (``alt_gain - gain = x``). ``free``: the choice was free
+    (two cards worth the same to him, the public record flat: ``tie_alt - gain = x`` too),
+    the decisions ``hc_lr`` reads; otherwise one card was best for his own hand."""
     return [{"game_id": f"g-{player}", "seq": i + 1, "player": player, "target": "zz",
              "offset": 1, "card": 0, "gain": 0.0, "alt_gain": x, "keep_gain": 0.0,
-             "tie_alt": 0.0, "tie_n": 1, "pub_gain": 0.0, "pub_tie_alt": 0.0,
-             "pub_flat": False, "taken": False} for i, x in enumerate(xs)]
+             "tie_alt": x if free else 0.0, "tie_n": 2 if free else 1, "pub_gain": 0.0,
+             "pub_tie_alt": 0.0, "pub_flat": free, "taken": False} for i, x in enumerate(xs)]
 
 
 def _log_lr(terms: list[tuple[float, float]]) -> float:
@@ -76,6 +78,10 @@ def hc_world() -> dict[str, dict[str, Any]]:
     rows += _discards("strong", [0.25] * 400)
     rows += _discards("both", [0.3125] * 16)
     rows += _discards("feeder", [-0.25] * 540)
+    # an excess on discards that were not free choices (one card best for his own hand),
+    # and its mirror so the all-options population's mean stays 0
+    rows += _discards("blunt", [0.25] * 400, free=False)
+    rows += _discards("blunt_mirror", [-0.25] * 400, free=False)
     # stock draws: everyone draws the stock half the time whatever the hidden top is worth;
     # "both" draws the stock exactly when the hidden top is worth 2
     pickups: list[dict[str, Any]] = []
@@ -86,7 +92,7 @@ def hc_world() -> dict[str, dict[str, Any]]:
             pickups.append({"game_id": f"g-{p}", "seq": 100 + i, "player": p,
                             "source": "stock" if st else "discard", "ncards": 1, "gain": 0,
                             "pile_gain": 0, "stock_gain": sg, "from_player": "zz"})
-    players = [*honest, "thin", "heavy", "zero", "strong", "both", "feeder"]
+    players = [*honest, "thin", "heavy", "zero", "strong", "both", "feeder", "blunt", "blunt_mirror"]
     f = player_features(facts_db(discards=rows, pickups=pickups, player_games=_seat_rows(players)))
     return {r["player"]: r for r in f.to_dicts()}
 
@@ -99,11 +105,11 @@ def test_hc_lr_is_the_likelihood_ratio_of_the_features_own_z(hc_world: dict[str,
     for p in ("thin", "heavy", "zero", "strong"):
         r = hc_world[p]
         assert r["stock_z"] is None and r["mi_hb_z"] is None  # one context: discards
-        expected = _log_lr([(r["hc_all_z"], D_DISC * math.sqrt(_n_next(p)))])
+        expected = _log_lr([(r["hc_tie_z"], D_DISC * math.sqrt(_n_next(p)))])
         assert r["hc_lr"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
     both = hc_world["both"]
     n_stock = 24
-    expected = _log_lr([(both["hc_all_z"], D_DISC * math.sqrt(16)),
+    expected = _log_lr([(both["hc_tie_z"], D_DISC * math.sqrt(16)),
                         (both["stock_z"], D_STOCK * math.sqrt(n_stock))])
     assert both["hc_lr"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
 
@@ -111,8 +117,8 @@ def test_hc_lr_is_the_likelihood_ratio_of_the_features_own_z(hc_world: dict[str,
 def test_thin_evidence_outranks_the_same_z_on_heavy_evidence(hc_world: dict[str, Any]) -> None:
     thin, heavy = hc_world["thin"], hc_world["heavy"]
     # the same z (~2.5 / sd: the extra rows narrow the population's spread a little) ...
-    assert thin["hc_all_z"] == pytest.approx(heavy["hc_all_z"], abs=0.05)
-    assert 2.3 < thin["hc_all_z"] < 3.2
+    assert thin["hc_tie_z"] == pytest.approx(heavy["hc_tie_z"], abs=0.05)
+    assert 2.3 < thin["hc_tie_z"] < 3.2
     # ... is a mild cheater's on 16 decisions, less than any cheater's on 400
     assert thin["hc_lr"] > 1.0
     assert heavy["hc_lr"] < thin["hc_lr"] - 1.0
@@ -120,6 +126,18 @@ def test_thin_evidence_outranks_the_same_z_on_heavy_evidence(hc_world: dict[str,
     assert hc_world["strong"]["hc_lr"] > 10  # a consistent excess on heavy evidence
     assert hc_world["both"]["hc_lr"] > thin["hc_lr"]  # a second context adds evidence
     assert hc_world["h00"]["hc_lr"] < 1.0
+
+
+def test_only_free_choices_count_as_discard_evidence(hc_world: dict[str, Any]) -> None:
+    """Session 28: a discard where one card was best for his own hand says next to nothing
+    about hidden cards (a cheater keeps what he needs like anyone), so ``hc_lr`` reads the
+    free choices only. ``blunt`` spares the next player on 400 such discards: a strong
+    all-options z, no free choice, so no discard evidence and a neutral ratio."""
+    blunt = hc_world["blunt"]
+    assert blunt["hc_all_z"] > 5  # the all-options excess is there ...
+    assert blunt["hc_tie_z"] is None and blunt["hc_tie_n"] == 0
+    assert blunt["hc_lr"] == 0.0  # ... and is not hidden-card evidence
+    assert hc_world["strong"]["hc_tie_n"] == 400 and hc_world["strong"]["hc_lr"] > 10
 
 
 def test_a_player_without_hidden_card_context_has_a_neutral_lr() -> None:

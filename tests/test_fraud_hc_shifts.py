@@ -66,15 +66,16 @@ def test_with_the_priors_the_ratio_is_the_feature_column() -> None:
                                  player_games=_seat_rows([*honest, "c1", "c2"])))
     for _name, (z_col, n_col, _d) in HC_COMPONENTS.items():
         assert z_col in f.columns and n_col in f.columns
-        assert z_col not in ("n_stock_dec", "n_next_disc", "n_hb_starts")
-        assert n_col not in PLAYER_FEATURES  # an evidence count, not a model input
+        assert z_col.endswith("_z") and n_col.startswith(("n_", "hc_tie_n"))
+        assert z_col in PLAYER_FEATURES
+        assert f.get_column(n_col).dtype.is_integer()  # a count of decisions
     got = hc_lr_of(f, HC_PRIOR_SHIFTS)
     assert got == pytest.approx(f.get_column("hc_lr").to_numpy(), rel=1e-12, abs=1e-12)
     c1 = f.filter(pl.col("player") == "c1").row(0, named=True)
-    assert c1["n_next_disc"] == 25 and c1["n_stock_dec"] == 18
+    assert c1["hc_tie_n"] == 25 and c1["n_stock_dec"] == 18
     # other shifts: the oracle, from the same z's and counts
     shifts = {"stock": 0.6, "discards": 0.1, "starts": 0.3}
-    expected = _log_lr([(c1["hc_all_z"], 0.1 * math.sqrt(25)), (c1["stock_z"], 0.6 * math.sqrt(18))])
+    expected = _log_lr([(c1["hc_tie_z"], 0.1 * math.sqrt(25)), (c1["stock_z"], 0.6 * math.sqrt(18))])
     assert hc_lr_of(f.filter(pl.col("player") == "c1"), shifts)[0] == pytest.approx(expected, rel=1e-12)
     # no context at all: a neutral ratio, whatever the shifts
     lone = player_features(facts_db(player_games=_seat_rows(["m1", "m2"], "michigan")))
@@ -82,13 +83,13 @@ def test_with_the_priors_the_ratio_is_the_feature_column() -> None:
 
 
 def _frame(rows: dict[str, tuple[float | None, int, float | None, int]]) -> pl.DataFrame:
-    """player -> (stock_z, n_stock_dec, hc_all_z, n_next_disc); no Michigan starts."""
+    """player -> (stock_z, n_stock_dec, hc_tie_z, hc_tie_n); no Michigan starts."""
     return pl.DataFrame({
         "player": list(rows),
         "stock_z": [r[0] for r in rows.values()], "n_stock_dec": [r[1] for r in rows.values()],
-        "hc_all_z": [r[2] for r in rows.values()], "n_next_disc": [r[3] for r in rows.values()],
+        "hc_tie_z": [r[2] for r in rows.values()], "hc_tie_n": [r[3] for r in rows.values()],
         "mi_hb_z": [None] * len(rows), "n_hb_starts": [0] * len(rows),
-    }, schema_overrides={"stock_z": pl.Float64, "hc_all_z": pl.Float64, "mi_hb_z": pl.Float64})
+    }, schema_overrides={"stock_z": pl.Float64, "hc_tie_z": pl.Float64, "mi_hb_z": pl.Float64})
 
 
 def test_the_shift_is_the_mean_z_per_root_decision_of_the_cheaters() -> None:
@@ -124,8 +125,8 @@ def _world(channel: str, seed: int = 3) -> tuple[pl.DataFrame, pl.DataFrame, set
     zs = rng.normal(size=n) + np.where(pos & (channel == "stock"), 0.4 * np.sqrt(n_dec), 0.0)
     zd = rng.normal(size=n) + np.where(pos & (channel == "discards"), 0.4 * np.sqrt(n_dec), 0.0)
     zs[-2:], zd[-2:], n_dec[-2:] = [4.0, 0.0], [0.0, 4.0], 100.0
-    data.update({"stock_z": zs, "hc_all_z": zd, "mi_hb_z": np.full(n, np.nan),
-                 "n_stock_dec": n_dec, "n_next_disc": n_dec, "n_hb_starts": np.zeros(n)})
+    data.update({"stock_z": zs, "hc_tie_z": zd, "mi_hb_z": np.full(n, np.nan),
+                 "n_stock_dec": n_dec, "hc_tie_n": n_dec, "n_hb_starts": np.zeros(n)})
     names = [f"q{i:03d}" for i in range(n - 2)] + ["s", "d"]
     players = pl.DataFrame({"player": names, **coarse(data)}).with_columns(pl.col("mi_hb_z").fill_nan(None))
     players = players.with_columns(pl.Series("hc_lr", hc_lr_of(players, HC_PRIOR_SHIFTS)))
@@ -144,10 +145,10 @@ def test_the_fit_weighs_the_context_the_training_cheaters_used(channel: str) -> 
     score = dict(zip(ps.get_column("player"), ps.get_column("hidden_card"), strict=True))
     used, unused = ("s", "d") if channel == "stock" else ("d", "s")
     assert score[used] > score[unused]
-    # the priors (0.27 stock, 0.24 discards) rank the stock probe first: where the
-    # training cheaters used discards, the fit reverses that order
+    # the priors (0.27 stock, 0.39 free-choice discards) rank the discard probe first:
+    # where the training cheaters used stock draws, the fit reverses that order
     prior = dict(zip(players.get_column("player"), players.get_column("hc_lr"), strict=True))
-    assert prior["s"] > prior["d"]
+    assert prior["d"] > prior["s"]
 
 
 def test_leave_one_out_reads_no_hidden_card_label_and_the_unsupervised_half_none() -> None:

@@ -115,11 +115,12 @@ def _moves(player: str, game: str, n: int, sigma: float, seed: int) -> list[dict
 
 
 def _discards(player: str, game: str, xs: list[float]) -> list[dict[str, Any]]:
-    """Next-seat discards whose options would have helped the next player by ``x`` more
-    than the card chosen (the hidden-card all-decisions excess)."""
+    """Next-seat discards that were free choices (two cards worth the same to him, the
+    public record flat) whose other option would have helped the next player by ``x``
+    more than the card chosen: the hidden-card evidence ``hc_lr`` reads."""
     return [{"game_id": game, "seq": 5000 + i, "player": player, "target": "zz", "offset": 1,
-             "card": 0, "gain": 0.0, "alt_gain": x, "keep_gain": 0.0, "tie_alt": 0.0,
-             "tie_n": 1, "pub_gain": 0.0, "pub_tie_alt": 0.0, "pub_flat": False,
+             "card": 0, "gain": 0.0, "alt_gain": x, "keep_gain": 0.0, "tie_alt": x,
+             "tie_n": 2, "pub_gain": 0.0, "pub_tie_alt": 0.0, "pub_flat": True,
              "taken": False} for i, x in enumerate(xs)]
 
 
