@@ -225,7 +225,9 @@ POOLED_BELOW = 30
 #: carries next to no hidden-card signal (a cheater keeps what he needs like anyone), so
 #: counting it only dilutes the evidence and lengthens the count the shift is scaled by.
 #: On development worlds the swap lifted hidden-card PR-AUC over all labelled cheaters in
-#: each of four train/dev pairings (DETECTION.md, session 27).
+#: each of four train/dev pairings; on round 19's held-out world it did not (0.740 against
+#: 0.779, moderate intensity 0.812 against 0.806): a wash, kept as decided before that
+#: round (DETECTION.md, round 19).
 HC_COMPONENTS: dict[str, tuple[str, str, float]] = {
     "stock": ("stock_z", "n_stock_dec", 0.27),
     "discards": ("hc_tie_z", "hc_tie_n", 0.39),
