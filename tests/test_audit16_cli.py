@@ -394,15 +394,19 @@ def test_the_ctrl_c_watcher_ignores_a_store_module_still_being_imported(
 
 
 _WRAPPED_INTERRUPT = """
-import os, signal, sys, types
+import os, signal, sys, time, types
 from rummyguard.cli import entry
 
 def app():
     # what pydantic-core did in a CI run: a Ctrl-C while it built a validator came out
-    # as its own error, with the KeyboardInterrupt only in the message
+    # as its own error, with the KeyboardInterrupt only in the message. raise_signal
+    # delivers to this thread (os.kill may pick another thread, which a loaded machine
+    # may not run before a fixed-length loop ends: session 28's CI run); the wait is
+    # bounded by time, not by a loop count
     try:
-        os.kill(os.getpid(), signal.SIGINT)
-        for _ in range(10**7):
+        signal.raise_signal(signal.SIGINT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
             pass
     except KeyboardInterrupt as exc:
         raise ValueError("Error building validator: KeyboardInterrupt") from None
@@ -422,8 +426,9 @@ def test_a_ctrl_c_wrapped_by_an_extension_is_still_one_line_and_130(tmp_path: Pa
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 130 and len(lines) == 1, (proc.returncode, proc.stderr[-800:])
     assert lines[0].startswith("error: interrupted")
-    no_ctrl_c = _WRAPPED_INTERRUPT.replace("os.kill(os.getpid(), signal.SIGINT)",
+    no_ctrl_c = _WRAPPED_INTERRUPT.replace("signal.raise_signal(signal.SIGINT)",
                                            "raise KeyboardInterrupt")
+    assert no_ctrl_c != _WRAPPED_INTERRUPT
     # a KeyboardInterrupt raised by code (no signal) and then wrapped is a real error
     proc = subprocess.run([sys.executable, "-c", no_ctrl_c], cwd=tmp_path, text=True,
                           capture_output=True, timeout=60)
