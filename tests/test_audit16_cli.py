@@ -400,9 +400,7 @@ from rummyguard.cli import entry
 def app():
     # what pydantic-core did in a CI run: a Ctrl-C while it built a validator came out
     # as its own error, with the KeyboardInterrupt only in the message. raise_signal
-    # delivers to this thread (os.kill may pick another thread, which a loaded machine
-    # may not run before a fixed-length loop ends: session 28's CI run); the wait is
-    # bounded by time, not by a loop count
+    # delivers to this thread; the wait is bounded by time, not by a loop count
     try:
         signal.raise_signal(signal.SIGINT)
         deadline = time.monotonic() + 20
@@ -421,8 +419,12 @@ def test_a_ctrl_c_wrapped_by_an_extension_is_still_one_line_and_130(tmp_path: Pa
     """Session 21: a CI run's Ctrl-C landed in pydantic-core during the imports and came
     out as ``SchemaError(... KeyboardInterrupt)``, a traceback. Any error that follows a
     Ctrl-C is now the one line and 130; an error with no Ctrl-C is still a traceback."""
+    # SIGINT at its default in the child, as interrupt() does: a job started in the
+    # background by a non-interactive shell inherits SIGINT ignored, and rummyguard then
+    # rightly leaves it ignored (session 28: a CI run started that way failed here)
     proc = subprocess.run([sys.executable, "-c", _WRAPPED_INTERRUPT], cwd=tmp_path, text=True,
-                          capture_output=True, timeout=60)
+                          capture_output=True, timeout=60,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 130 and len(lines) == 1, (proc.returncode, proc.stderr[-800:])
     assert lines[0].startswith("error: interrupted")
@@ -431,7 +433,8 @@ def test_a_ctrl_c_wrapped_by_an_extension_is_still_one_line_and_130(tmp_path: Pa
     assert no_ctrl_c != _WRAPPED_INTERRUPT
     # a KeyboardInterrupt raised by code (no signal) and then wrapped is a real error
     proc = subprocess.run([sys.executable, "-c", no_ctrl_c], cwd=tmp_path, text=True,
-                          capture_output=True, timeout=60)
+                          capture_output=True, timeout=60,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.returncode == 1 and "ValueError" in proc.stderr, proc.stderr[-800:]
 
 
