@@ -68,16 +68,17 @@ built on three discards is visibly thin:
   beyond the population's rate for starts that looked the same to him (DETECTION.md,
   round 4).
 - session 4, thin evidence (player): ``hc_lr``, the log likelihood ratio "cheater of
-  unknown intensity" vs honest over his three independent hidden-card z's (stock draws,
-  next-seat discards that were free choices with a flat public record — ``hc_tie_z``
-  since session 28, all next-seat discards before — and Michigan starts), each expected
-  to shift by its per-decision effect times sqrt(decisions); averaged over a broad range
-  of intensities. A z of 2.5 on
+  unknown intensity" vs honest over his independent hidden-card z's (stock draws;
+  next-seat discards that were free choices with a flat public record, ``hc_tie_z``, and
+  the other next-seat discards, ``hc_oth_z`` over ``hc_oth_n``, at a smaller shift — since
+  session 29; session 28 read the free choices only, earlier sessions all next-seat
+  discards as one z; and Michigan starts), each expected to shift by its per-decision
+  effect times sqrt(decisions); averaged over a broad range of intensities. A z of 2.5 on
   30 decisions is what a mild cheater shows, on 300 it is less than any cheater would:
   a z alone cannot tell the two apart. The shifts here are *priors* (no label enters the
   features); the supervised model re-estimates them from its training world's cheaters
-  and recomputes the ratio from the three z's and their counts (``n_stock_dec``,
-  ``hc_tie_n``, ``n_hb_starts``; session 15,
+  and recomputes the ratio from the z's and their counts (``n_stock_dec``,
+  ``hc_tie_n``, ``hc_oth_n``, ``n_hb_starts``; session 15,
   :func:`rummyguard.fraud.models.hc_shifts`). ``think_sd_all``: the spread of log think time
   within each (variant, move kind) of the player, pooled over all of them (so Michigan's
   card plays count too: a Michigan-only bot had no timing signal at all), shrunk toward
@@ -98,7 +99,8 @@ import polars as pl
 #: The definition of the feature tables below. Bump it whenever a feature's column set
 #: or meaning changes: the built-in model's shipped training tables (fraud/builtin.py)
 #: record the version they were computed with and are refused under another one.
-FEATURES_VERSION = 13  # 13: hc_lr's discards are the free choices (hc_tie_z, hc_tie_n)
+FEATURES_VERSION = 14  # 14: hc_lr reads the other next-seat discards too (hc_oth_z, hc_oth_n)
+# 13: hc_lr's discards are the free choices (hc_tie_z, hc_tie_n)
 # 12: mi_reach_z against starts with as many cards above the run (and seats);
 # 11: a Michigan start's look-alikes match his cards in the suit (facts);
 # 10: hc_lr's evidence counts (n_stock_dec, n_next_disc, n_hb_starts)
@@ -297,8 +299,10 @@ zst AS (
     FROM zpk z JOIN zown o USING (player, pile_gain) GROUP BY z.player
 ),
 -- discards: how much less the card helps the next player's hidden hand than the options
--- would (free choices with a flat public record: hc_tie_z; all options: hc_all_z), summed
--- over his discards against the population's mean and spread
+-- would (free choices with a flat public record: hc_tie_z; the other next-seat discards:
+-- hc_oth_z, session 29; all options: hc_all_z), summed over his discards against the
+-- population's mean and spread. The free choices and the others part every next-seat
+-- discard, so hc_lr reads each once, the others at their own (smaller) shift.
 ztq AS (
     SELECT player, tie_alt - gain AS x FROM fraud.discards
     WHERE "offset" = 1 AND tie_n >= 2 AND pub_flat
@@ -309,6 +313,17 @@ ztz AS (
              AS hc_tie_z,
            count(*) AS n_tie
     FROM ztq GROUP BY player
+),
+zoq AS (
+    SELECT player, alt_gain - gain AS x FROM fraud.discards
+    WHERE "offset" = 1 AND NOT coalesce(tie_n >= 2 AND pub_flat, false)
+),
+zo0 AS (SELECT avg(x) AS mu, greatest(var_samp(x), 0.05) AS v FROM zoq),
+zoz AS (
+    SELECT player, (sum(x) - count(*) * (SELECT mu FROM zo0)) / sqrt(count(*) * (SELECT v FROM zo0))
+             AS hc_oth_z,
+           count(*) AS hc_oth_n
+    FROM zoq GROUP BY player
 ),
 zaq AS (SELECT player, alt_gain - gain AS x FROM fraud.discards WHERE "offset" = 1),
 za0 AS (SELECT avg(x) AS mu, greatest(var_samp(x), 0.05) AS v FROM zaq),
@@ -390,6 +405,7 @@ mhz AS (
 hcev AS (
     SELECT player, stock_z AS z, 0.27 * sqrt(n_stock_dec) AS w FROM zst
     UNION ALL SELECT player, hc_tie_z, 0.39 * sqrt(n_tie) FROM ztz
+    UNION ALL SELECT player, hc_oth_z, 0.31 * sqrt(hc_oth_n) FROM zoz
     UNION ALL SELECT player, mi_hb_z, 0.49 * sqrt(n_hb_starts) FROM mhz
 ),
 hcll AS (
@@ -463,7 +479,8 @@ SELECT res.player, res.n_games, res.win_rate, res.win_resid, res.net_per_stake,
        coalesce(miz.n_starts, 0) AS n_starts,
        coalesce(tct.n_clock_turns, 0) AS n_clock_turns, coalesce(toc.n_auto_disc, 0) AS n_auto_disc,
        coalesce(zst.n_stock_dec, 0) AS n_stock_dec, coalesce(zaz.n_next_disc, 0) AS n_next_disc,
-       coalesce(mhz.n_hb_starts, 0) AS n_hb_starts
+       coalesce(mhz.n_hb_starts, 0) AS n_hb_starts,
+       zoz.hc_oth_z, coalesce(zoz.hc_oth_n, 0) AS hc_oth_n
 FROM res
 LEFT JOIN tim USING (player) LEFT JOIN hc USING (player) LEFT JOIN pks USING (player)
 LEFT JOIN ses USING (player) LEFT JOIN dsh USING (player)
@@ -472,6 +489,7 @@ LEFT JOIN co_max USING (player)
 LEFT JOIN tct USING (player) LEFT JOIN toc USING (player) LEFT JOIN thz USING (player)
 CROSS JOIN tpop
 LEFT JOIN zst USING (player) LEFT JOIN ztz USING (player) LEFT JOIN zaz USING (player)
+LEFT JOIN zoz USING (player)
 LEFT JOIN miz USING (player) LEFT JOIN mhz USING (player)
 LEFT JOIN hclr USING (player) LEFT JOIN tsd USING (player)
 ORDER BY res.player

@@ -218,19 +218,20 @@ POOLED_BELOW = 30
 
 #: hidden-card likelihood ratio (features.py, ``hcev``): component -> (its z column, its
 #: evidence count column, the prior shift per decision at intensity 1 that the feature SQL
-#: uses: training world 1101's cheaters, session 4; discards: session 28). The discards
-#: component reads the free choices only (``hc_tie_z`` over ``hc_tie_n``: two or more
-#: cards worth the same to him, the public record flat), not every next-seat discard
-#: (``hc_all_z``): session 27 found that a discard with one best card for his own hand
-#: carries next to no hidden-card signal (a cheater keeps what he needs like anyone), so
-#: counting it only dilutes the evidence and lengthens the count the shift is scaled by.
-#: On development worlds the swap lifted hidden-card PR-AUC over all labelled cheaters in
-#: each of four train/dev pairings; on round 19's held-out world it did not (0.740 against
-#: 0.779, moderate intensity 0.812 against 0.806): a wash, kept as decided before that
-#: round (DETECTION.md, round 19).
+#: uses: training world 1101's cheaters, session 4; discards: session 28; other discards:
+#: session 29). The next-seat discards come as two components that part them: the free
+#: choices (``hc_tie_z`` over ``hc_tie_n``: two or more cards worth the same to him, the
+#: public record flat) and the rest (``hc_oth_z`` over ``hc_oth_n``), each with its own
+#: shift (world 1101's cheaters: 0.39 and 0.31 per decision). Read as one z over every
+#: discard (``hc_all_z``, before session 28) the two were scaled by one shift; read as the
+#: free choices only (session 28) the rest's evidence was lost, and round 19's held-out
+#: world scored 0.740 against the one z's 0.779. On four development worlds (session 29,
+#: DETECTION.md) the split scored at or above the free choices alone on each at moderate
+#: intensity and on average over all labelled cheaters.
 HC_COMPONENTS: dict[str, tuple[str, str, float]] = {
     "stock": ("stock_z", "n_stock_dec", 0.27),
     "discards": ("hc_tie_z", "hc_tie_n", 0.39),
+    "other_discards": ("hc_oth_z", "hc_oth_n", 0.31),
     "starts": ("mi_hb_z", "n_hb_starts", 0.49),
 }
 HC_PRIOR_SHIFTS: dict[str, float] = {k: v[2] for k, v in HC_COMPONENTS.items()}

@@ -236,7 +236,8 @@ FEATURE_SQL_SHA256 = {7: "158a533b4264b0d8ef17f414fb09bc7bb4cf5c05abd22598b20de4
                       10: "c16648b01a237b3eb7c02effd76539ec12f414dc586575f5b838b7e08b07a07e",
                       11: "c16648b01a237b3eb7c02effd76539ec12f414dc586575f5b838b7e08b07a07e",
                       12: "160b70cd54fcff77a46eeee13255f8361e63717413342870036e9322f42421f2",
-                      13: "260b9c962e96263b0846eb12de2ec7b8fc39f07a5d50eb219be2600f1d951071"}
+                      13: "260b9c962e96263b0846eb12de2ec7b8fc39f07a5d50eb219be2600f1d951071",
+                      14: "db1b6b45051b693cd4a978d7521e9e758847558b2e99d7b94cfe412e12e80bcf"}
 
 
 def test_a_feature_sql_change_needs_a_new_version_and_bundle() -> None:

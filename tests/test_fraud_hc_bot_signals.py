@@ -5,7 +5,9 @@
   times sqrt(decisions). Pinned here: it equals the formula computed independently in
   numpy from the features' own z's and counts; a z of 2.5 on 16 decisions outranks the
   same z on 400 (a cheater with 400 decisions would show far more); a z of 0 gives a
-  negative log LR; the contexts add up; only free-choice discards count (session 28).
+  negative log LR; the contexts add up; free-choice discards and the other next-seat
+  discards are two contexts, each at its own shift (session 29; session 28 read the
+  free choices only).
 - ``think_sd_all``: the spread of log think time within each (variant, move kind), pooled
   over all of them. Pinned: a Michigan-only bot (card plays only: no Drew / Discarded,
   so ``think_sd`` is missing) reads as regular as a classic bot; a bot whose kinds have
@@ -30,7 +32,7 @@ from rummyguard.fraud.features import PAIR_FEATURES, PLAYER_FEATURES, player_fea
 from rummyguard.fraud.models import POOLED, POOLED_BELOW, SIGNATURES, FraudModel
 
 #: per-decision shift at intensity 1 (features.py, hcev) and the intensity grid (hcll)
-D_STOCK, D_DISC = 0.27, 0.39
+D_STOCK, D_DISC, D_OTHER = 0.27, 0.39, 0.31
 GRID = [0.05 + i * 2.95 / 19 for i in range(20)]
 
 
@@ -128,16 +130,26 @@ def test_thin_evidence_outranks_the_same_z_on_heavy_evidence(hc_world: dict[str,
     assert hc_world["h00"]["hc_lr"] < 1.0
 
 
-def test_only_free_choices_count_as_discard_evidence(hc_world: dict[str, Any]) -> None:
-    """Session 28: a discard where one card was best for his own hand says next to nothing
-    about hidden cards (a cheater keeps what he needs like anyone), so ``hc_lr`` reads the
-    free choices only. ``blunt`` spares the next player on 400 such discards: a strong
-    all-options z, no free choice, so no discard evidence and a neutral ratio."""
-    blunt = hc_world["blunt"]
-    assert blunt["hc_all_z"] > 5  # the all-options excess is there ...
+def test_free_choices_and_other_discards_are_two_contexts(hc_world: dict[str, Any]) -> None:
+    """Session 29: the next-seat discards part into free choices (``hc_tie_z`` over
+    ``hc_tie_n``) and the rest (``hc_oth_z`` over ``hc_oth_n``: one card was best for his
+    own hand), each against its own population and at its own shift. ``blunt`` spares the
+    next player on 400 discards that were no free choice: no free-choice evidence, a
+    strong other-discards z, and the ratio of that z alone at ``D_OTHER``; its mirror the
+    same z negated, evidence against."""
+    blunt, mirror = hc_world["blunt"], hc_world["blunt_mirror"]
     assert blunt["hc_tie_z"] is None and blunt["hc_tie_n"] == 0
-    assert blunt["hc_lr"] == 0.0  # ... and is not hidden-card evidence
-    assert hc_world["strong"]["hc_tie_n"] == 400 and hc_world["strong"]["hc_lr"] > 10
+    assert blunt["hc_oth_n"] == 400 and blunt["hc_oth_z"] > 5
+    assert mirror["hc_oth_z"] == pytest.approx(-blunt["hc_oth_z"], rel=1e-9)
+    assert blunt["hc_lr"] == pytest.approx(_log_lr([(blunt["hc_oth_z"], D_OTHER * math.sqrt(400))]),
+                                           rel=1e-9)
+    assert blunt["hc_lr"] > 10 and mirror["hc_lr"] < 0
+    # the all-options z sees both kinds as one, as before
+    assert blunt["hc_all_z"] > 5
+    # free choices are not read twice: a free-choice player has no other-discards context
+    strong = hc_world["strong"]
+    assert strong["hc_tie_n"] == 400 and strong["hc_oth_n"] == 0 and strong["hc_oth_z"] is None
+    assert strong["hc_lr"] > 10
 
 
 def test_a_player_without_hidden_card_context_has_a_neutral_lr() -> None:

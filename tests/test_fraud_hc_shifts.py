@@ -64,17 +64,19 @@ def test_with_the_priors_the_ratio_is_the_feature_column() -> None:
                for p in [*honest, "c1"] for i in range(18)]
     f = player_features(facts_db(discards=rows, pickups=pickups,
                                  player_games=_seat_rows([*honest, "c1", "c2"])))
-    for _name, (z_col, n_col, _d) in HC_COMPONENTS.items():
+    for name, (z_col, n_col, _d) in HC_COMPONENTS.items():
         assert z_col in f.columns and n_col in f.columns
-        assert z_col.endswith("_z") and n_col.startswith(("n_", "hc_tie_n"))
-        assert z_col in PLAYER_FEATURES
+        assert z_col.endswith("_z") and n_col.startswith(("n_", "hc_tie_n", "hc_oth_n"))
+        # a model input, but for the other discards: the learners read them inside
+        # hc_all_z (every next-seat discard), the ratio reads them apart (session 29)
+        assert (z_col in PLAYER_FEATURES) == (name != "other_discards")
         assert f.get_column(n_col).dtype.is_integer()  # a count of decisions
     got = hc_lr_of(f, HC_PRIOR_SHIFTS)
     assert got == pytest.approx(f.get_column("hc_lr").to_numpy(), rel=1e-12, abs=1e-12)
     c1 = f.filter(pl.col("player") == "c1").row(0, named=True)
-    assert c1["hc_tie_n"] == 25 and c1["n_stock_dec"] == 18
+    assert c1["hc_tie_n"] == 25 and c1["n_stock_dec"] == 18 and c1["hc_oth_n"] == 0
     # other shifts: the oracle, from the same z's and counts
-    shifts = {"stock": 0.6, "discards": 0.1, "starts": 0.3}
+    shifts = {"stock": 0.6, "discards": 0.1, "other_discards": 0.5, "starts": 0.3}
     expected = _log_lr([(c1["hc_tie_z"], 0.1 * math.sqrt(25)), (c1["stock_z"], 0.6 * math.sqrt(18))])
     assert hc_lr_of(f.filter(pl.col("player") == "c1"), shifts)[0] == pytest.approx(expected, rel=1e-12)
     # no context at all: a neutral ratio, whatever the shifts
@@ -83,13 +85,16 @@ def test_with_the_priors_the_ratio_is_the_feature_column() -> None:
 
 
 def _frame(rows: dict[str, tuple[float | None, int, float | None, int]]) -> pl.DataFrame:
-    """player -> (stock_z, n_stock_dec, hc_tie_z, hc_tie_n); no Michigan starts."""
+    """player -> (stock_z, n_stock_dec, hc_tie_z, hc_tie_n); no other discards, no
+    Michigan starts."""
     return pl.DataFrame({
         "player": list(rows),
         "stock_z": [r[0] for r in rows.values()], "n_stock_dec": [r[1] for r in rows.values()],
         "hc_tie_z": [r[2] for r in rows.values()], "hc_tie_n": [r[3] for r in rows.values()],
+        "hc_oth_z": [None] * len(rows), "hc_oth_n": [0] * len(rows),
         "mi_hb_z": [None] * len(rows), "n_hb_starts": [0] * len(rows),
-    }, schema_overrides={"stock_z": pl.Float64, "hc_tie_z": pl.Float64, "mi_hb_z": pl.Float64})
+    }, schema_overrides={"stock_z": pl.Float64, "hc_tie_z": pl.Float64, "hc_oth_z": pl.Float64,
+                         "mi_hb_z": pl.Float64})
 
 
 def test_the_shift_is_the_mean_z_per_root_decision_of_the_cheaters() -> None:
@@ -98,7 +103,7 @@ def test_the_shift_is_the_mean_z_per_root_decision_of_the_cheaters() -> None:
         "h": (9.0, 100, 9.0, 100),  # not a cheater: ignored
     })
     fit = hc_shifts(f, {"a", "b", "c"})
-    assert fit["cases"] == {"stock": 3, "discards": 2, "starts": 0}
+    assert fit["cases"] == {"stock": 3, "discards": 2, "other_discards": 0, "starts": 0}
     assert fit["shifts"]["stock"] == pytest.approx((0.3 + 0.2 + 0.5) / 3, abs=1e-4)
     assert HC_SHIFT_MIN_CASES == 3
     assert fit["shifts"]["discards"] == HC_PRIOR_SHIFTS["discards"]  # 2 cases: the prior
@@ -126,9 +131,10 @@ def _world(channel: str, seed: int = 3) -> tuple[pl.DataFrame, pl.DataFrame, set
     zd = rng.normal(size=n) + np.where(pos & (channel == "discards"), 0.4 * np.sqrt(n_dec), 0.0)
     zs[-2:], zd[-2:], n_dec[-2:] = [4.0, 0.0], [0.0, 4.0], 100.0
     data.update({"stock_z": zs, "hc_tie_z": zd, "mi_hb_z": np.full(n, np.nan),
+                 "hc_oth_z": np.full(n, np.nan), "hc_oth_n": np.zeros(n),
                  "n_stock_dec": n_dec, "hc_tie_n": n_dec, "n_hb_starts": np.zeros(n)})
     names = [f"q{i:03d}" for i in range(n - 2)] + ["s", "d"]
-    players = pl.DataFrame({"player": names, **coarse(data)}).with_columns(pl.col("mi_hb_z").fill_nan(None))
+    players = pl.DataFrame({"player": names, **coarse(data)}).with_columns(pl.col("mi_hb_z", "hc_oth_z").fill_nan(None))
     players = players.with_columns(pl.Series("hc_lr", hc_lr_of(players, HC_PRIOR_SHIFTS)))
     pairs = pl.DataFrame({"p1": ["q000"], "p2": ["q001"], **{c: [0.0] for c in PAIR_FEATURES}})
     return players, pairs, set(names[:12])
