@@ -38,13 +38,12 @@ from rummyguard.fraud.labels import read_labels
 from rummyguard.fraud.pipeline import memory_db
 
 MODERATE = (0.34, 0.67)  # fraud.evaluate's bins: low <= 0.34 < moderate <= 0.67 < high
-_STOCK = ("stock_z", "n_stock_dec", 0.27)
-_STARTS = ("mi_hb_z", "n_hb_starts", 0.49)
+_NOW = models.HC_COMPONENTS  # the split: what the model reads
 READINGS: dict[str, dict[str, tuple[str, str, float]]] = {
-    "one_z": {"stock": _STOCK, "discards": ("hc_all_z", "n_next_disc", 0.24), "starts": _STARTS},
-    "free_choices": {"stock": _STOCK, "discards": ("hc_tie_z", "hc_tie_n", 0.39), "starts": _STARTS},
-    "split": {"stock": _STOCK, "discards": ("hc_tie_z", "hc_tie_n", 0.39),
-              "other_discards": ("hc_oth_z", "hc_oth_n", 0.31), "starts": _STARTS},
+    "one_z": {"stock": _NOW["stock"], "discards": ("hc_all_z", "n_next_disc", 0.24),
+              "starts": _NOW["starts"]},
+    "free_choices": {"stock": _NOW["stock"], "discards": _NOW["discards"], "starts": _NOW["starts"]},
+    "split": dict(_NOW),
 }
 
 
